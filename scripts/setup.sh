@@ -6,7 +6,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 python_bin="${PYTHON:-python3.11}"
 
-hash_of() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }
+# Missing files hash as empty, so the first run (before payload/ exists) works too.
+hash_of() { for f in "$@"; do if [ -f "$f" ]; then cat "$f"; fi; done | sha256sum | cut -c1-16; }
 
 # Node dependencies: reinstall only when the lockfile changed.
 if [ -f package-lock.json ]; then

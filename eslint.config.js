@@ -1,0 +1,51 @@
+// ESLint flat config. The workflow wall: files under src/workflows may import only the Temporal
+// workflow API, pure libraries, src/spec and activity *types*, so workflow code stays deterministic.
+import tseslint from 'typescript-eslint';
+
+const workflowAllowed = ['@temporalio/workflow', '@temporalio/common', 'zod'];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'payload/**', '.venv/**', '.run/**'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              // Everything that is neither an allowed package nor a relative import into workflows/ or spec/.
+              regex: `^(?!(${workflowAllowed.map((p) => p.replace('/', '\\/')).join('|')})$)(?!\\.\\/)(?!\\.\\.\\/spec\\/)(?!\\.\\.\\/activities\\/)`,
+              message: 'Workflow files may import only @temporalio/workflow, pure libraries, src/spec and activity types.',
+            },
+            {
+              regex: '^\\.\\.\\/activities\\/',
+              allowTypeImports: true,
+              message: 'Workflows may import activity *types* only (import type).',
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'Date', message: 'Use workflow time (Date is replaced, but be explicit): workflowInfo / sleep.' },
+        { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' },
+        { name: 'process', message: 'No environment in workflow code.' },
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Math', property: 'random', message: 'Use the workflow API for randomness.' },
+      ],
+    },
+  },
+);
