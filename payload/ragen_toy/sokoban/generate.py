@@ -31,12 +31,18 @@ class GenerationError(RuntimeError):
     pass
 
 
-def generate_level(seed: int, dim_x: int = 6, dim_y: int = 6, num_boxes: int = 1, max_actions: int = 10) -> Level:
-    """The level for `seed`: rows = dim_x, cols = dim_y (RAGEN's dim_room = (dim_x, dim_y))."""
+def generate_level(
+    seed: int, dim_x: int = 6, dim_y: int = 6, num_boxes: int = 1, max_actions: int = 10, variant: int = 0
+) -> Level:
+    """The level for `seed`: rows = dim_x, cols = dim_y (RAGEN's dim_room = (dim_x, dim_y)).
+
+    `variant` > 0 asks for a different level from the same seed (used to skip held-out levels).
+    """
     if dim_x < 4 or dim_y < 4:
         raise ValueError("a room needs at least 4 rows and 4 cols (walls all round)")
     for attempt in range(_MAX_ATTEMPTS):
-        rng = np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFFFFFF, attempt]))
+        words = [int(seed), attempt] if variant == 0 else [int(seed), attempt, int(variant)]
+        rng = np.random.default_rng(np.random.SeedSequence(words))
         candidate = _try_once(rng, dim_x, dim_y, num_boxes, max_actions)
         if candidate is None:
             continue

@@ -1,0 +1,28 @@
+import { createAllReduceCheck } from './allreduce.js';
+import { createArchive } from './archive.js';
+import type { ActivityDeps } from './deps.js';
+import { createAwaitJoin } from './join.js';
+import { createPreflight } from './preflight.js';
+import { createSubmitCluster } from './submit.js';
+import { createTeardown } from './teardown.js';
+import { createTrain } from './train.js';
+import { createValidate } from './validate.js';
+import { createVerify } from './verify.js';
+
+/** All activities of the experiment pipeline, built from their dependencies (no module singletons). */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    preflight: createPreflight(deps),
+    verify: createVerify(deps),
+    submitCluster: createSubmitCluster(deps),
+    awaitJoin: createAwaitJoin(deps),
+    allReduceCheck: createAllReduceCheck(deps),
+    train: createTrain(deps),
+    validate: createValidate(deps),
+    archive: createArchive(),
+    teardown: createTeardown(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;
+export type { ActivityDeps } from './deps.js';

@@ -1,0 +1,56 @@
+import { Context } from '@temporalio/activity';
+import type { RayNode } from '../spec/cluster.js';
+import type { ClusterHandle } from '../spec/cluster.js';
+import { ErrorTypes } from '../spec/error-types.js';
+import { type ExperimentSpec, workerNodes } from '../spec/experiment.js';
+import type { JoinHeartbeat } from '../spec/progress.js';
+import { backendOf } from './backend-of.js';
+import type { ActivityDeps } from './deps.js';
+import { permanent } from './failures.js';
+import { heartbeatAndWait, workflowIdOfActivity } from './heartbeat-loop.js';
+
+export interface JoinResult {
+  nodes: RayNode[];
+  workersAlive: number;
+  gpusRegistered: number;
+  headRayVersion?: string;
+}
+
+/**
+ * Stage 4a. Poll until every worker node joined Ray and Ray registers the requested GPUs.
+ * Heartbeat: {nodesAlive, gpusRegistered}. The join deadline is a workflow timer that cancels this
+ * activity; a cluster that cannot become ready fails it at once (ClusterLost, the workflow resubmits).
+ * Then the head's Ray version must equal rayVersion (the authoritative version check).
+ */
+export function createAwaitJoin(deps: ActivityDeps) {
+  return async function awaitJoin(input: { spec: ExperimentSpec; handle: ClusterHandle }): Promise<JoinResult> {
+    const { spec, handle } = input;
+    const backend = backendOf(deps, spec.backend);
+    const wantWorkers = workerNodes(spec);
+    const wantGpus = spec.trainer.nnodes * spec.trainer.nGpusPerNode;
+    const workflowId = workflowIdOfActivity();
+    let reported = -1;
+    for (;;) {
+      const status = await backend.describeCluster(handle);
+      if (status.phase === 'failed' || status.phase === 'gone') {
+        throw permanent(ErrorTypes.ClusterLost, `cluster ${handle.name} is ${status.phase} while waiting for workers: ${status.message ?? ''}`);
+      }
+      const beat: JoinHeartbeat = { nodesAlive: status.nodes.filter((n) => n.alive).length, gpusRegistered: status.gpusRegistered };
+      if (status.workersAlive !== reported) {
+        reported = status.workersAlive;
+        await deps.reportProgress(workflowId, { joinedWorkers: status.workersAlive, gpusRegistered: status.gpusRegistered }).catch(() => undefined);
+      }
+      if (status.phase === 'ready' && status.workersAlive >= wantWorkers && status.gpusRegistered >= wantGpus) {
+        if (status.headRayVersion !== undefined && status.headRayVersion !== spec.rayVersion) {
+          throw permanent(
+            ErrorTypes.RayVersionMismatch,
+            `the Ray head of ${handle.name} runs Ray ${status.headRayVersion}, the spec declares rayVersion ${spec.rayVersion}; use an image with Ray ${spec.rayVersion} or set rayVersion: ${status.headRayVersion}`,
+          );
+        }
+        Context.current().heartbeat(beat);
+        return { nodes: status.nodes, workersAlive: status.workersAlive, gpusRegistered: status.gpusRegistered, headRayVersion: status.headRayVersion };
+      }
+      await heartbeatAndWait(beat, deps.pollIntervalMs);
+    }
+  };
+}

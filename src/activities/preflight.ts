@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { PreflightCheck } from '../backends/backend.js';
+import { ErrorTypes } from '../spec/error-types.js';
+import { ExperimentSpecSchema, type ExperimentSpec } from '../spec/experiment.js';
+import { backendOf } from './backend-of.js';
+import type { ActivityDeps } from './deps.js';
+import { permanent } from './failures.js';
+
+async function writable(dir: string): Promise<PreflightCheck> {
+  const probe = join(dir, `.preflight-${randomUUID()}`);
+  try {
+    await mkdir(dir, { recursive: true });
+    await writeFile(probe, 'ok');
+    await rm(probe);
+    return { name: `writable:${dir}`, ok: true, detail: 'created and removed a probe file' };
+  } catch (err) {
+    return { name: `writable:${dir}`, ok: false, detail: `${(err as Error).message}; make the directory writable by the worker or point storage elsewhere` };
+  }
+}
+
+/**
+ * Stage 1. Spec consistency, backend reachability, permissions and capacity, storage writable.
+ * Creates nothing (the probe file is removed). Idempotent; retried only for transient errors.
+ */
+export function createPreflight(deps: ActivityDeps) {
+  return async function preflight(input: { spec: ExperimentSpec }): Promise<{ checks: PreflightCheck[] }> {
+    const parsed = ExperimentSpecSchema.safeParse(input.spec);
+    if (!parsed.success) throw permanent(ErrorTypes.InvalidSpec, parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    const spec = parsed.data;
+    const backend = backendOf(deps, spec.backend);
+    const storage = [await writable(spec.storage.checkpointDir), await writable(spec.storage.archiveDir)];
+    const failedStorage = storage.filter((c) => !c.ok);
+    if (failedStorage.length > 0) {
+      throw permanent(ErrorTypes.StorageNotWritable, `storage not writable: ${failedStorage.map((c) => `${c.name} (${c.detail})`).join('; ')}`, { checks: storage });
+    }
+    const checks = [...storage, ...(await backend.preflight(spec))];
+    const failed = checks.filter((c) => !c.ok);
+    if (failed.length > 0) throw permanent(ErrorTypes.PreflightFailed, `preflight failed: ${failed.map((c) => `${c.name}: ${c.detail}`).join('; ')}`, { checks });
+    return { checks };
+  };
+}

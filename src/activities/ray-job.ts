@@ -1,0 +1,30 @@
+import { CancelledFailure } from '@temporalio/common';
+import { type RayDashboardClient, type RayJobInfo, TERMINAL_JOB_STATES } from '../backends/ray/dashboard-client.js';
+import { heartbeatAndWait } from './heartbeat-loop.js';
+
+/**
+ * Submit a Ray job (idempotently, by submission id) and poll it to a terminal state, heartbeating.
+ * On cancellation the job is stopped before the cancellation propagates.
+ */
+export async function runRayJob(
+  dashboard: RayDashboardClient,
+  submissionId: string,
+  entrypoint: string,
+  options: { pollIntervalMs: number; env?: Record<string, string> },
+): Promise<{ job: RayJobInfo; logs: string }> {
+  await dashboard.submitJob(submissionId, entrypoint, options.env ?? {});
+  try {
+    for (;;) {
+      const job = await dashboard.job(submissionId);
+      if (job && TERMINAL_JOB_STATES.has(job.status)) return { job, logs: await dashboard.jobLogs(submissionId) };
+      await heartbeatAndWait({ submissionId, status: job?.status ?? 'UNKNOWN' }, options.pollIntervalMs);
+    }
+  } catch (err) {
+    if (err instanceof CancelledFailure) await dashboard.stopJob(submissionId).catch(() => undefined);
+    throw err;
+  }
+}
+
+export function logTail(logs: string, lines = 30): string {
+  return logs.split('\n').slice(-lines).join('\n');
+}

@@ -1,0 +1,11 @@
+import type { ClusterHandle, ClusterOwner } from '../spec/cluster.js';
+import type { ExperimentSpec } from '../spec/experiment.js';
+import { backendOf } from './backend-of.js';
+import type { ActivityDeps } from './deps.js';
+
+/** Stage 3. Create the cluster named from the workflow id and attempt; a retry finds the same one. */
+export function createSubmitCluster(deps: ActivityDeps) {
+  return async function submitCluster(input: { spec: ExperimentSpec; name: string; owner: ClusterOwner }): Promise<ClusterHandle> {
+    return backendOf(deps, input.spec.backend).createCluster({ name: input.name, spec: input.spec, owner: input.owner });
+  };
+}

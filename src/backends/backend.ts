@@ -1,0 +1,41 @@
+import type { ClusterHandle, ClusterOwner, ClusterStatus } from '../spec/cluster.js';
+import type { ExperimentSpec } from '../spec/experiment.js';
+
+export interface PreflightCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface CreateClusterRequest {
+  name: string;
+  spec: ExperimentSpec;
+  owner: ClusterOwner;
+}
+
+/** A cluster this product made, as found by listing (for teardown backstops). */
+export interface OwnedCluster {
+  handle: ClusterHandle;
+  /** undefined when the owner label or state is missing or malformed. */
+  owner: ClusterOwner | undefined;
+  problem?: string;
+}
+
+/**
+ * The only seam between Temporal and compute. Every method is idempotent: activities retry.
+ */
+export interface ComputeBackend {
+  readonly kind: 'local' | 'kuberay';
+  /** Map the spec's argv (`python …`) onto the interpreter the cluster's nodes run. */
+  resolveArgv(argv: readonly string[]): string[];
+  /** API reachable, permissions, capacity; storage is checked by the activity. */
+  preflight(spec: ExperimentSpec): Promise<PreflightCheck[]>;
+  /** The Ray version the cluster will run, where the backend can know it before creating anything. */
+  plannedRayVersion(spec: ExperimentSpec): Promise<string | undefined>;
+  /** Create, or find the one that exists: a retry never makes a second cluster. */
+  createCluster(request: CreateClusterRequest): Promise<ClusterHandle>;
+  describeCluster(handle: ClusterHandle): Promise<ClusterStatus>;
+  /** Delete and wait until nothing of it is left; deleting what is gone is success. */
+  deleteCluster(handle: ClusterHandle): Promise<{ alreadyGone: boolean }>;
+  listClusters(): Promise<OwnedCluster[]>;
+}

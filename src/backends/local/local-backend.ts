@@ -1,0 +1,153 @@
+import { execFile } from 'node:child_process';
+import { readdir, rm, statfs } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { ClusterHandle, ClusterStatus } from '../../spec/cluster.js';
+import type { ExperimentSpec } from '../../spec/experiment.js';
+import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
+import { RayDashboardClient } from '../ray/dashboard-client.js';
+import { type LauncherConfig, ensureDir, startHead, startWorker, stopCluster } from './launcher.js';
+import { freePorts } from './ports.js';
+import { clusterProcesses, pidAlive } from './processes.js';
+import { type LocalClusterState, clusterDir, readState, writeState } from './state.js';
+
+const execFileAsync = promisify(execFile);
+
+export interface LocalBackendConfig extends LauncherConfig {
+  /** Root for cluster dirs (Ray temp dir, logs, state). Keep it short: Ray's socket paths are long. */
+  runRoot: string;
+  /** The interpreter every node runs (the venv's python, which has the payload installed). */
+  python: string;
+}
+
+/**
+ * The embedded default: a real Ray cluster of processes on this machine: a head with 0 GPUs and one
+ * node per worker replica with logical GPUs (`ray start --num-gpus`), dashboard on loopback.
+ */
+export class LocalBackend implements ComputeBackend {
+  readonly kind = 'local' as const;
+
+  constructor(readonly config: LocalBackendConfig) {}
+
+  resolveArgv(argv: readonly string[]): string[] {
+    return argv.map((a, i) => (i === 0 && a === 'python' ? this.config.python : a));
+  }
+
+  async plannedRayVersion(): Promise<string | undefined> {
+    const { stdout } = await execFileAsync(this.config.rayBin, ['--version'], { timeout: 60_000 });
+    return /version (\S+)/.exec(stdout)?.[1];
+  }
+
+  async preflight(spec: ExperimentSpec): Promise<PreflightCheck[]> {
+    const checks: PreflightCheck[] = [];
+    try {
+      const version = await this.plannedRayVersion();
+      checks.push({ name: 'ray-installed', ok: version !== undefined, detail: `${this.config.rayBin} reports Ray ${version ?? '(unknown)'}` });
+    } catch (err) {
+      checks.push({ name: 'ray-installed', ok: false, detail: `${this.config.rayBin} --version failed: ${(err as Error).message}; run scripts/setup.sh` });
+    }
+    // Logical GPUs need no devices, but every node is a real process: refuse shapes this host cannot hold.
+    const nodes = 1 + spec.cluster.workerGroups.reduce((n, g) => n + g.replicas, 0);
+    checks.push({ name: 'capacity', ok: nodes <= 16, detail: `${nodes} Ray nodes requested on one host (at most 16)` });
+    await ensureDir(this.config.runRoot);
+    const fs = await statfs(this.config.runRoot);
+    const freeGb = (fs.bavail * fs.bsize) / 1e9;
+    checks.push({ name: 'run-root-space', ok: freeGb > 1, detail: `${freeGb.toFixed(1)} GB free under ${this.config.runRoot}` });
+    return checks;
+  }
+
+  async createCluster({ name, spec, owner }: CreateClusterRequest): Promise<ClusterHandle> {
+    const dir = clusterDir(this.config.runRoot, name);
+    const existing = await readState(dir);
+    if (existing && existing.complete && existing.nodes.every((n) => pidAlive(n.pid))) return this.handle(existing);
+    if (existing) {
+      // A create that died half-way: remove what it left, then start one clean cluster under the same name.
+      await stopCluster(existing);
+    }
+    const [gcsPort, dashboardPort] = (await freePorts(2)) as [number, number];
+    const state: LocalClusterState = {
+      name,
+      owner,
+      createdAt: new Date().toISOString(),
+      nodeIp: this.config.nodeIp,
+      gcsPort,
+      dashboardUrl: `http://127.0.0.1:${dashboardPort}`,
+      tempDir: join(dir, 'ray'),
+      complete: false,
+      nodes: [],
+    };
+    await ensureDir(state.tempDir);
+    await writeState(dir, state);
+    state.nodes.push(await startHead(this.config, state, dir, spec.cluster.head.cpus));
+    await writeState(dir, state);
+    for (const group of spec.cluster.workerGroups) {
+      for (let i = 0; i < group.replicas; i++) {
+        state.nodes.push(await startWorker(this.config, state, dir, group.name, i, group.gpusPerWorker, group.cpusPerWorker));
+        await writeState(dir, state);
+      }
+    }
+    state.complete = true;
+    await writeState(dir, state);
+    return this.handle(state);
+  }
+
+  async describeCluster(handle: ClusterHandle): Promise<ClusterStatus> {
+    const state = await readState(clusterDir(this.config.runRoot, handle.name));
+    if (!state) return { phase: 'gone', nodes: [], workersAlive: 0, gpusRegistered: 0, message: 'no state file: the cluster does not exist' };
+    const head = state.nodes.find((n) => n.role === 'head');
+    if (!head || !pidAlive(head.pid)) {
+      return { phase: state.complete ? 'failed' : 'pending', nodes: [], workersAlive: 0, gpusRegistered: 0, message: 'the Ray head process is not running' };
+    }
+    const dashboard = new RayDashboardClient(state.dashboardUrl);
+    try {
+      const [nodes, headRayVersion] = await Promise.all([dashboard.nodes(), dashboard.rayVersion()]);
+      const alive = nodes.filter((n) => n.alive);
+      return {
+        phase: 'ready',
+        nodes,
+        workersAlive: alive.filter((n) => !n.isHead).length,
+        gpusRegistered: alive.reduce((s, n) => s + n.gpus, 0),
+        headRayVersion,
+      };
+    } catch (err) {
+      return { phase: 'pending', nodes: [], workersAlive: 0, gpusRegistered: 0, message: `dashboard not answering yet: ${(err as Error).message}` };
+    }
+  }
+
+  async deleteCluster(handle: ClusterHandle): Promise<{ alreadyGone: boolean }> {
+    const dir = clusterDir(this.config.runRoot, handle.name);
+    const state = await readState(dir);
+    const stray = state ? [] : await clusterProcesses(handle.name);
+    if (!state && stray.length === 0) return { alreadyGone: true };
+    const left = await stopCluster(state ?? { name: handle.name, nodes: [] });
+    if (left.length > 0) throw new Error(`teardown of ${handle.name}: processes still alive after SIGKILL: ${left.join(', ')}`);
+    // Logs stay for the user; the state file goes, which is what "the cluster exists" means here.
+    await rm(join(dir, 'cluster.json'), { force: true });
+    await rm(state?.tempDir ?? join(dir, 'ray'), { recursive: true, force: true });
+    return { alreadyGone: false };
+  }
+
+  async listClusters(): Promise<OwnedCluster[]> {
+    let entries: string[];
+    try {
+      entries = await readdir(this.config.runRoot);
+    } catch {
+      return [];
+    }
+    const found: OwnedCluster[] = [];
+    for (const name of entries) {
+      const dir = clusterDir(this.config.runRoot, name);
+      try {
+        const state = await readState(dir);
+        if (state) found.push({ handle: this.handle(state), owner: state.owner });
+      } catch (err) {
+        found.push({ handle: { backend: 'local', name, owner: { experiment: '?', workflowId: '?', runId: '?', attempt: 0 } }, owner: undefined, problem: `unreadable state: ${(err as Error).message}` });
+      }
+    }
+    return found;
+  }
+
+  private handle(state: LocalClusterState): ClusterHandle {
+    return { backend: 'local', name: state.name, dashboardUrl: state.dashboardUrl, owner: state.owner };
+  }
+}

@@ -1,0 +1,82 @@
+import type { RayNode } from '../../spec/cluster.js';
+import { RayHttpError, requestJson } from './http.js';
+
+export type RayJobStatus = 'PENDING' | 'RUNNING' | 'STOPPED' | 'SUCCEEDED' | 'FAILED';
+
+export interface RayJobInfo {
+  submissionId: string;
+  status: RayJobStatus;
+  message: string;
+}
+
+interface NodesResponse {
+  data: { result: { result: { node_id: string; node_ip: string; is_head_node: boolean; state: string; resources_total?: Record<string, number> }[] } };
+}
+
+/**
+ * The Ray head's HTTP API, the same on the local backend and on KubeRay: versions, joined nodes
+ * (`/api/v0/nodes`) and the Ray Jobs REST API.
+ */
+export class RayDashboardClient {
+  constructor(readonly baseUrl: string) {}
+
+  async rayVersion(): Promise<string> {
+    const body = await requestJson<{ ray_version: string }>(`${this.baseUrl}/api/version`, { timeoutMs: 5_000 });
+    return body.ray_version;
+  }
+
+  async nodes(): Promise<RayNode[]> {
+    const body = await requestJson<NodesResponse>(`${this.baseUrl}/api/v0/nodes?limit=1000`);
+    return body.data.result.result.map((n) => ({
+      nodeId: n.node_id,
+      ip: n.node_ip,
+      isHead: n.is_head_node,
+      alive: n.state === 'ALIVE',
+      gpus: n.resources_total?.['GPU'] ?? 0,
+    }));
+  }
+
+  /**
+   * Submit once: a retried submit with the same id finds the job that exists (Ray answers 500 with
+   * "Please use a different submission_id" for a duplicate; see notes/pitfalls.md).
+   */
+  async submitJob(submissionId: string, entrypoint: string, envVars: Record<string, string>): Promise<{ created: boolean }> {
+    try {
+      await requestJson(`${this.baseUrl}/api/jobs/`, {
+        method: 'POST',
+        body: { entrypoint, submission_id: submissionId, runtime_env: { env_vars: envVars }, entrypoint_num_cpus: 0 },
+      });
+      return { created: true };
+    } catch (err) {
+      if (err instanceof RayHttpError && /different submission_id|already exists/i.test(err.body)) return { created: false };
+      throw err;
+    }
+  }
+
+  /** undefined when no job with this id exists. */
+  async job(submissionId: string): Promise<RayJobInfo | undefined> {
+    try {
+      const body = await requestJson<{ status: RayJobStatus; message?: string }>(`${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}`);
+      return { submissionId, status: body.status, message: body.message ?? '' };
+    } catch (err) {
+      if (err instanceof RayHttpError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async jobLogs(submissionId: string): Promise<string> {
+    const body = await requestJson<{ logs: string }>(`${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}/logs`, { timeoutMs: 20_000 });
+    return body.logs;
+  }
+
+  async stopJob(submissionId: string): Promise<void> {
+    try {
+      await requestJson(`${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}/stop`, { method: 'POST' });
+    } catch (err) {
+      if (err instanceof RayHttpError && err.status === 404) return;
+      throw err;
+    }
+  }
+}
+
+export const TERMINAL_JOB_STATES: ReadonlySet<RayJobStatus> = new Set(['STOPPED', 'SUCCEEDED', 'FAILED']);

@@ -1,0 +1,44 @@
+import { loadConfig } from './config.js';
+import { devCommand, withEmbeddedStack } from './cli/embedded.js';
+import { cancelCommand, statusCommand } from './cli/manage.js';
+import { prepareRun, runCommand } from './cli/run.js';
+import { SpecError } from './spec/spec-error.js';
+
+const USAGE = `usage: ragen-orchestrator <command>
+  run [--embedded] <spec.yaml>   start an experiment and follow it (--embedded: own dev server + worker)
+  status <workflow id>           show a workflow's state and live status
+  cancel <workflow id>           cancel gracefully (teardown always runs)
+  dev                            Temporal dev server (persistent db) plus a worker`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const config = loadConfig();
+  switch (command) {
+    case 'run': {
+      const embedded = rest.includes('--embedded');
+      const specPath = rest.find((a) => !a.startsWith('--'));
+      if (!specPath) break;
+      // Bad input is refused here, before a server, a worker or a cluster starts.
+      const input = await prepareRun(specPath);
+      return embedded ? withEmbeddedStack(config, () => runCommand(config, input)) : runCommand(config, input);
+    }
+    case 'status':
+      if (rest[0]) return statusCommand(config, rest[0]);
+      break;
+    case 'cancel':
+      if (rest[0]) return cancelCommand(config, rest[0]);
+      break;
+    case 'dev':
+      return devCommand(config);
+  }
+  console.error(USAGE);
+  return 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof SpecError ? err.message : err);
+    process.exit(err instanceof SpecError ? 2 : 1);
+  },
+);

@@ -1,0 +1,45 @@
+import { join } from 'node:path';
+import { REPO_ROOT, type OrchestratorConfig } from '../config.js';
+import { createWorker } from '../worker.js';
+import { type DevServer, startDevServer, temporalReachable } from './dev-server.js';
+
+/**
+ * The embedded default: a Temporal dev server from the venv (persistent db under .run/) unless one
+ * already answers at TEMPORAL_ADDRESS, plus a worker in this process.
+ */
+export async function withEmbeddedStack<T>(config: OrchestratorConfig, fn: () => Promise<T>): Promise<T> {
+  let server: DevServer | undefined;
+  if (!(await temporalReachable(config.TEMPORAL_ADDRESS))) {
+    const port = Number(config.TEMPORAL_ADDRESS.split(':').at(-1));
+    console.log(`starting the Temporal dev server on ${config.TEMPORAL_ADDRESS} (UI on :${port + 1000})`);
+    server = await startDevServer({
+      temporalBin: config.temporalBin,
+      dbFile: join(REPO_ROOT, '.run', 'temporal.db'),
+      port,
+      uiPort: port + 1000,
+      logFile: join(REPO_ROOT, '.run', 'temporal.log'),
+    });
+  }
+  const { worker, close } = await createWorker(config);
+  const running = worker.run();
+  try {
+    return await fn();
+  } finally {
+    worker.shutdown();
+    await running;
+    await close();
+    await server?.stop();
+  }
+}
+
+/** `dev`: server and worker until Ctrl-C. */
+export async function devCommand(config: OrchestratorConfig): Promise<number> {
+  await withEmbeddedStack(config, async () => {
+    console.log(`dev: worker polling ${config.RAGEN_TASK_QUEUE}; Ctrl-C to stop`);
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+  });
+  return 0;
+}

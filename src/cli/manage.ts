@@ -1,0 +1,37 @@
+import { Client, Connection } from '@temporalio/client';
+import type { OrchestratorConfig } from '../config.js';
+import { statusQuery } from '../workflows/definitions.js';
+import { statusLine } from './watch.js';
+
+async function withClient<T>(config: OrchestratorConfig, fn: (client: Client) => Promise<T>): Promise<T> {
+  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  try {
+    return await fn(new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }));
+  } finally {
+    await connection.close();
+  }
+}
+
+/** `status <workflow id>`: the workflow's state and, while it runs, its live status. */
+export async function statusCommand(config: OrchestratorConfig, workflowId: string): Promise<number> {
+  return withClient(config, async (client) => {
+    const handle = client.workflow.getHandle(workflowId);
+    const description = await handle.describe();
+    console.log(`${workflowId}: ${description.status.name} (run ${description.runId}, started ${description.startTime.toISOString()})`);
+    try {
+      console.log(statusLine(await handle.query(statusQuery)));
+    } catch (err) {
+      console.log(`(no live status: ${(err as Error).message})`);
+    }
+    return 0;
+  });
+}
+
+/** `cancel <workflow id>`: graceful: the job stops, checkpoints stay, the manifest is written, the cluster is deleted. */
+export async function cancelCommand(config: OrchestratorConfig, workflowId: string): Promise<number> {
+  return withClient(config, async (client) => {
+    await client.workflow.getHandle(workflowId).cancel();
+    console.log(`cancellation requested for ${workflowId}; teardown follows`);
+    return 0;
+  });
+}

@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import type { OrchestratorConfig } from '../config.js';
+import { resolveProvenance } from '../provenance/git.js';
+import type { ExperimentInput, ExperimentResult } from '../spec/experiment-input.js';
+import { loadExperimentSpec } from '../spec/load.js';
+import type { experiment } from '../workflows/experiment.js';
+import { watchUntilClosed } from './watch.js';
+
+/**
+ * `run <spec>`: validate the spec and provenance (bad input stops here, before anything starts),
+ * start the experiment workflow, show stage and step live, print the manifest path and success.
+ */
+export async function prepareRun(specPath: string): Promise<ExperimentInput> {
+  const spec = await loadExperimentSpec(specPath);
+  return { spec, provenance: await resolveProvenance(spec) };
+}
+
+export async function runCommand(config: OrchestratorConfig, input: ExperimentInput): Promise<number> {
+  const { spec } = input;
+  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  try {
+    const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+    const workflowId = `experiment-${spec.name}-${randomUUID().slice(0, 8)}`;
+    const handle = await client.workflow.start<typeof experiment>('experiment', { taskQueue: config.RAGEN_TASK_QUEUE, workflowId, args: [input] });
+    console.log(`started ${workflowId} (run ${handle.firstExecutionRunId})`);
+    await watchUntilClosed(handle, spec);
+    try {
+      const result = await handle.result();
+      printResult(result);
+      return 0;
+    } catch (err) {
+      const details = err instanceof WorkflowFailedError ? (err.cause as { details?: unknown[] } | undefined)?.details?.[0] : undefined;
+      console.error(`experiment ${workflowId} did not succeed: ${err instanceof WorkflowFailedError ? (err.cause?.message ?? err.message) : String(err)}`);
+      if (details) printResult(details as ExperimentResult);
+      return 1;
+    }
+  } finally {
+    await connection.close();
+  }
+}
+
+export function printResult(r: ExperimentResult): void {
+  console.log(`outcome: ${r.outcome}`);
+  console.log(`training: ${r.training.outcome}${r.training.finalStep !== undefined ? ` (step ${r.training.finalStep})` : ''}${r.training.error ? ` — ${r.training.error.split('\n')[0]}` : ''}`);
+  console.log(`validation success: ${r.validation.successRate ?? '-'} (${r.validation.outcome})`);
+  console.log(`manifest: ${r.archive.manifestPath ?? `(${r.archive.outcome}${r.archive.error ? `: ${r.archive.error}` : ''})`}`);
+  console.log(`teardown: ${r.teardown.outcome}`);
+  for (const s of r.stages) {
+    const ms = s.endedAt ? Date.parse(s.endedAt) - Date.parse(s.startedAt) : NaN;
+    console.log(`  ${s.stage.padEnd(9)} attempt ${s.attempt} ${s.outcome ?? '?'} ${Number.isNaN(ms) ? '' : `${(ms / 1000).toFixed(1)} s`}`);
+  }
+}

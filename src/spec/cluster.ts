@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+/** Who owns a cluster: every cluster the product creates carries these, so a reaper can find leaks. */
+export const ClusterOwnerSchema = z.strictObject({
+  experiment: z.string(),
+  workflowId: z.string(),
+  runId: z.string(),
+  attempt: z.number().int().min(0),
+});
+export type ClusterOwner = z.infer<typeof ClusterOwnerSchema>;
+
+/** Plain-JSON reference to a cluster, passed between activities through the workflow. */
+export const ClusterHandleSchema = z.strictObject({
+  backend: z.enum(['local', 'kuberay']),
+  name: z.string(),
+  namespace: z.string().optional(),
+  dashboardUrl: z.string().optional(),
+  owner: ClusterOwnerSchema,
+});
+export type ClusterHandle = z.infer<typeof ClusterHandleSchema>;
+
+export const RayNodeSchema = z.strictObject({
+  nodeId: z.string(),
+  ip: z.string(),
+  isHead: z.boolean(),
+  alive: z.boolean(),
+  gpus: z.number(),
+});
+export type RayNode = z.infer<typeof RayNodeSchema>;
+
+export const ClusterStatusSchema = z.strictObject({
+  /** pending: starting; ready: head answers; failed: cannot become ready; gone: nothing exists. */
+  phase: z.enum(['pending', 'ready', 'failed', 'gone']),
+  nodes: z.array(RayNodeSchema),
+  /** Alive nodes that are not the head. */
+  workersAlive: z.number(),
+  /** GPUs that Ray registers on alive nodes. */
+  gpusRegistered: z.number(),
+  headRayVersion: z.string().optional(),
+  message: z.string().optional(),
+});
+export type ClusterStatus = z.infer<typeof ClusterStatusSchema>;

@@ -1,0 +1,25 @@
+/**
+ * Names of permanent failures. Activities throw ApplicationFailure with one of these types; the
+ * workflow lists them in `nonRetryableErrorTypes` so Temporal never retries what cannot succeed.
+ */
+export const ErrorTypes = {
+  InvalidSpec: 'InvalidSpec',
+  PreflightFailed: 'PreflightFailed',
+  StorageNotWritable: 'StorageNotWritable',
+  RayVersionMismatch: 'RayVersionMismatch',
+  ImageNotVerified: 'ImageNotVerified',
+  JoinDeadlineExceeded: 'JoinDeadlineExceeded',
+  AllReduceFailed: 'AllReduceFailed',
+  TrainingFailed: 'TrainingFailed',
+  TrainingIncomplete: 'TrainingIncomplete',
+  NoProgress: 'NoProgress',
+  ClusterLost: 'ClusterLost',
+  ValidationFailed: 'ValidationFailed',
+  ManifestExists: 'ManifestExists',
+  RunDeadlineExceeded: 'RunDeadlineExceeded',
+} as const;
+
+export type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];
+
+/** Every permanent type, for retry policies. */
+export const nonRetryableErrorTypes: string[] = Object.values(ErrorTypes);

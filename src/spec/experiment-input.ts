@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { ExperimentSpecSchema } from './experiment.js';
+import { ResolvedProvenanceSchema } from './provenance.js';
+import { OutcomeSchema, StageRecordSchema } from './results.js';
+
+/** Input of the `experiment` workflow: the validated spec plus provenance resolved by the client. */
+export const ExperimentInputSchema = z.strictObject({
+  spec: ExperimentSpecSchema,
+  provenance: ResolvedProvenanceSchema,
+  /** Explicit resume (a campaign's next attempt): `…/global_step_N`; absent = fresh start. */
+  resumeFrom: z.string().optional(),
+});
+export type ExperimentInput = z.infer<typeof ExperimentInputSchema>;
+
+export const ExperimentResultSchema = z.strictObject({
+  outcome: z.enum(['succeeded', 'failed', 'cancelled']),
+  training: OutcomeSchema.extend({ finalStep: z.number().optional() }),
+  validation: OutcomeSchema.extend({ successRate: z.number().optional() }),
+  archive: OutcomeSchema.extend({ manifestPath: z.string().optional() }),
+  teardown: OutcomeSchema,
+  stages: z.array(StageRecordSchema),
+  checkpointDir: z.string(),
+  submits: z.number(),
+});
+export type ExperimentResult = z.infer<typeof ExperimentResultSchema>;
+
+/** What the `status` query answers. */
+export const ExperimentStatusSchema = z.strictObject({
+  stage: z.string(),
+  attempt: z.number(),
+  joinedWorkers: z.number(),
+  gpusRegistered: z.number(),
+  lastStep: z.number(),
+  lastCheckpointStep: z.number(),
+});
+export type ExperimentStatus = z.infer<typeof ExperimentStatusSchema>;

@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import { ImageRefSchema } from './image.js';
+
+/** A path that must be absolute: checkpoints and manifests live on storage every node sees at one path. */
+const AbsolutePath = z.string().refine((p) => p.startsWith('/'), {
+  message: 'must be an absolute path (every Ray node resolves it the same way); write it starting with /',
+});
+
+const PositiveInt = z.number().int().positive();
+const GitCommit = z.string().regex(/^[0-9a-f]{40}$/, 'must be a full 40-hex git commit');
+
+export const WorkerGroupSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'lowercase letters, digits and -'),
+  replicas: PositiveInt,
+  gpusPerWorker: z.number().int().min(0),
+  cpusPerWorker: z.number().positive().default(1),
+});
+
+export const ClusterShapeSchema = z.strictObject({
+  head: z.strictObject({ cpus: z.number().positive().default(1) }).default({ cpus: 1 }),
+  workerGroups: z.array(WorkerGroupSchema).min(1, 'at least one worker group is needed'),
+});
+
+/** RAGEN/verl trainer settings the orchestrator owns; anything else goes through `overrides`. */
+export const TrainerSchema = z.strictObject({
+  /** argv before the overrides; `python` is replaced by the backend's interpreter. */
+  entrypoint: z.array(z.string().min(1)).min(1).default(['python', '-m', 'ragen_toy.train']),
+  configName: z.string().default('_2_sokoban'),
+  nnodes: PositiveInt,
+  nGpusPerNode: PositiveInt,
+  totalTrainingSteps: PositiveInt,
+  saveFreq: PositiveInt,
+  testFreq: z.number().int().min(0).default(0),
+  seedTrain: z.number().int().min(0).default(10000),
+  /** Extra `key=value` overrides passed verbatim as separate arguments (never through a shell). */
+  overrides: z.record(z.string().regex(/^\+?[A-Za-z_][\w.@-]*$/, 'an override key like algorithm.lr'), z.union([z.string(), z.number(), z.boolean()])).default({}),
+});
+
+export const StorageSchema = z.strictObject({
+  /** Root of `trainer.default_local_dir`; each run gets `<checkpointDir>/<name>/<workflow id>`. */
+  checkpointDir: AbsolutePath,
+  /** Manifests go to `<archiveDir>/<name>/<workflow id>/manifest.json`. */
+  archiveDir: AbsolutePath,
+});
+
+export const ValidationSchema = z.strictObject({
+  episodes: PositiveInt.default(128),
+  /** `seed.val`: validation levels are seed.val + i, disjoint from training levels. */
+  seed: z.number().int().min(0).default(123),
+});
+
+export const ProvenanceSchema = z.strictObject({
+  repoCommit: GitCommit.optional(),
+  submodules: z.record(z.string(), GitCommit).optional(),
+  modelRevision: z.string().min(1).optional(),
+});
+
+export const DeadlinesSchema = z.strictObject({
+  joinSeconds: PositiveInt.default(180),
+  runSeconds: PositiveInt.default(6 * 3600),
+  noProgressSeconds: PositiveInt.default(300),
+});
+
+export const JoinSchema = z.strictObject({
+  /** Whole-cluster resubmits after a missed join deadline or a failed all-reduce. */
+  maxResubmits: z.number().int().min(0).default(2),
+  allReduceSizeMb: z.number().positive().default(4),
+  /** Bus bandwidth floor for the all-reduce check; 0 accepts any speed (CPU stand-in). */
+  minBusBandwidthGbps: z.number().min(0).default(0),
+});
+
+export const ExperimentSpecSchema = z
+  .strictObject({
+    name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/, 'use 1-40 lowercase letters, digits and - (it names clusters)'),
+    backend: z.enum(['local', 'kuberay']).default('local'),
+    image: ImageRefSchema.optional(),
+    rayVersion: z.string().regex(/^\d+\.\d+\.\d+$/, 'an exact Ray version such as 2.60.0'),
+    cluster: ClusterShapeSchema,
+    trainer: TrainerSchema,
+    storage: StorageSchema,
+    validation: ValidationSchema.default({ episodes: 128, seed: 123 }),
+    provenance: ProvenanceSchema.default({}),
+    deadlines: DeadlinesSchema.default({ joinSeconds: 180, runSeconds: 6 * 3600, noProgressSeconds: 300 }),
+    join: JoinSchema.default({ maxResubmits: 2, allReduceSizeMb: 4, minBusBandwidthGbps: 0 }),
+  })
+  .superRefine((spec, ctx) => {
+    for (const issue of shapeIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
+    if (spec.backend === 'kuberay' && !spec.image) {
+      ctx.addIssue({ code: 'custom', path: ['image'], message: 'the kuberay backend needs an image pinned by digest (registry/repo@sha256:…)' });
+    }
+  });
+
+export type ExperimentSpec = z.infer<typeof ExperimentSpecSchema>;
+export type WorkerGroup = z.infer<typeof WorkerGroupSchema>;
+
+/** GPUs that the worker groups provide (the head never has GPUs). */
+export function workerGpus(spec: Pick<ExperimentSpec, 'cluster'>): number {
+  return spec.cluster.workerGroups.reduce((sum, g) => sum + g.replicas * g.gpusPerWorker, 0);
+}
+
+/** Worker nodes in all groups. */
+export function workerNodes(spec: Pick<ExperimentSpec, 'cluster'>): number {
+  return spec.cluster.workerGroups.reduce((sum, g) => sum + g.replicas, 0);
+}
+
+/**
+ * verl places one STRICT_PACK placement group of n_gpus_per_node GPUs per trainer node: the total
+ * must match, and so must the per-node shape, or the trainer hangs waiting for placement groups.
+ */
+export function shapeIssues(spec: Pick<ExperimentSpec, 'cluster' | 'trainer'>): { path: (string | number)[]; message: string }[] {
+  const { nnodes, nGpusPerNode } = spec.trainer;
+  const gpus = workerGpus(spec);
+  if (nnodes * nGpusPerNode !== gpus) {
+    return [
+      {
+        path: ['trainer', 'nnodes'],
+        message: `trainer.nnodes x trainer.nGpusPerNode = ${nnodes} x ${nGpusPerNode} = ${nnodes * nGpusPerNode}, but the worker groups provide ${gpus} GPUs; make them equal (change the replicas or gpusPerWorker, or nnodes/nGpusPerNode)`,
+      },
+    ];
+  }
+  const issues: { path: (string | number)[]; message: string }[] = [];
+  spec.cluster.workerGroups.forEach((g, i) => {
+    if (g.gpusPerWorker !== 0 && g.gpusPerWorker !== nGpusPerNode) {
+      issues.push({
+        path: ['cluster', 'workerGroups', i, 'gpusPerWorker'],
+        message: `each GPU worker must hold trainer.nGpusPerNode=${nGpusPerNode} GPUs (verl packs one node's GPUs together), but this group has ${g.gpusPerWorker}; set gpusPerWorker to ${nGpusPerNode}`,
+      });
+    }
+  });
+  return issues;
+}

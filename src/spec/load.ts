@@ -1,0 +1,32 @@
+import { readFile } from 'node:fs/promises';
+import { parseDocument } from 'yaml';
+import { ExperimentSpecSchema, type ExperimentSpec } from './experiment.js';
+import { SpecError, issuesFromZod } from './spec-error.js';
+
+/** Parse YAML text into a validated spec; throws SpecError naming each bad field. */
+export function parseExperimentSpec(text: string, source = 'spec'): ExperimentSpec {
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new SpecError(
+      source,
+      doc.errors.map((e) => ({ field: '(yaml)', message: `malformed YAML: ${e.message.split('\n')[0]} — fix the syntax at line ${e.linePos?.[0]?.line ?? '?'}` })),
+    );
+  }
+  const raw: unknown = doc.toJS();
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new SpecError(source, [{ field: '(root)', message: 'the spec must be a YAML mapping with name, rayVersion, cluster, trainer and storage' }]);
+  }
+  const parsed = ExperimentSpecSchema.safeParse(raw);
+  if (!parsed.success) throw new SpecError(source, issuesFromZod(parsed.error));
+  return parsed.data;
+}
+
+export async function loadExperimentSpec(path: string): Promise<ExperimentSpec> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new SpecError(path, [{ field: '(file)', message: `cannot read the spec file: ${(err as Error).message}` }]);
+  }
+  return parseExperimentSpec(text, path);
+}

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { ClusterHandleSchema, RayNodeSchema } from './cluster.js';
+import { ExperimentSpecSchema } from './experiment.js';
+import { ResolvedProvenanceSchema } from './provenance.js';
+import { AllReduceResultSchema, CheckpointRecordSchema, OutcomeSchema, StageRecordSchema, ValidationResultSchema } from './results.js';
+
+/** Everything needed to reproduce a run (design.md, "The manifest"). Written once, never overwritten. */
+export const ManifestSchema = z.strictObject({
+  schemaVersion: z.literal(1),
+  experiment: z.string(),
+  temporal: z.strictObject({ workflowId: z.string(), runId: z.string(), namespace: z.string(), taskQueue: z.string() }),
+  provenance: ResolvedProvenanceSchema,
+  image: z.strictObject({ ref: z.string().optional(), digest: z.string().optional(), verified: z.boolean(), note: z.string() }),
+  rayVersion: z.strictObject({ declared: z.string(), planned: z.string().optional(), observedOnHead: z.string().optional() }),
+  environment: z.strictObject({ envTag: z.string(), overrides: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])) }),
+  seeds: z.strictObject({ train: z.number(), val: z.number() }),
+  resolvedSpec: ExperimentSpecSchema,
+  entrypoint: z.array(z.string()),
+  cluster: z.strictObject({
+    backend: z.enum(['local', 'kuberay']),
+    handle: ClusterHandleSchema.optional(),
+    shape: z.strictObject({ headCpus: z.number(), workerGroups: z.array(z.strictObject({ name: z.string(), replicas: z.number(), gpusPerWorker: z.number() })) }),
+    nodes: z.array(RayNodeSchema),
+    submits: z.number(),
+  }),
+  preflight: z.strictObject({ checks: z.array(z.strictObject({ name: z.string(), ok: z.boolean(), detail: z.string() })), allReduce: AllReduceResultSchema.optional() }),
+  resumedFrom: z.string().optional(),
+  checkpointDir: z.string(),
+  checkpoints: z.array(CheckpointRecordSchema),
+  training: OutcomeSchema.extend({ finalStep: z.number().optional(), totalTrainingSteps: z.number() }),
+  validation: OutcomeSchema.extend({ result: ValidationResultSchema.omit({ records: true }).passthrough().optional(), resultsPath: z.string().optional() }),
+  stages: z.array(StageRecordSchema),
+  outcome: z.enum(['succeeded', 'failed', 'cancelled']),
+  writtenAt: z.string(),
+});
+export type Manifest = z.infer<typeof ManifestSchema>;
+
+/** What the workflow knows; the archive activity adds checkpoint hashes and writes it. */
+export type ManifestDraft = Omit<Manifest, 'checkpoints' | 'writtenAt' | 'schemaVersion'>;

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+
+/** Activities signal their workflow with progress, so the workflow's queries answer live. */
+export const PROGRESS_SIGNAL = 'progress';
+
+export const ProgressSchema = z.strictObject({
+  joinedWorkers: z.number().optional(),
+  gpusRegistered: z.number().optional(),
+  step: z.number().optional(),
+  lastCheckpointStep: z.number().optional(),
+});
+export type Progress = z.infer<typeof ProgressSchema>;
+
+export const JoinHeartbeatSchema = z.strictObject({ nodesAlive: z.number(), gpusRegistered: z.number() });
+export type JoinHeartbeat = z.infer<typeof JoinHeartbeatSchema>;
+
+export const TrainHeartbeatSchema = z.strictObject({
+  step: z.number(),
+  lastCheckpointStep: z.number(),
+  submissionId: z.string(),
+  /** ms since epoch of the last new step or checkpoint: the no-progress watchdog survives a retry. */
+  lastProgressAt: z.number(),
+});
+export type TrainHeartbeat = z.infer<typeof TrainHeartbeatSchema>;

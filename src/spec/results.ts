@@ -1,0 +1,51 @@
+import { z } from 'zod';
+
+export const ValidationResultSchema = z.object({
+  checkpoint: z.string(),
+  step: z.number(),
+  episodes: z.number(),
+  seed: z.number(),
+  success_rate: z.number(),
+  mean_reward: z.number(),
+  mean_actions: z.number(),
+  records: z.array(z.object({ seed: z.number(), success: z.union([z.boolean(), z.number()]), reward: z.number(), actions: z.number() }).passthrough()),
+}).passthrough();
+export type ValidationResult = z.infer<typeof ValidationResultSchema>;
+
+export const AllReduceResultSchema = z.object({
+  ok: z.boolean(),
+  path: z.string(),
+  world_size: z.number(),
+  bytes: z.number().optional(),
+  latency_ms: z.number().optional(),
+  bus_bandwidth_gbps: z.number().optional(),
+  reason: z.string().optional(),
+}).passthrough();
+export type AllReduceResult = z.infer<typeof AllReduceResultSchema>;
+
+export const CheckpointFileSchema = z.strictObject({ path: z.string(), bytes: z.number(), sha256: z.string() });
+export const CheckpointRecordSchema = z.strictObject({
+  step: z.number(),
+  path: z.string(),
+  /** sha256 over the sorted list of `<relative path> <file sha256>` lines. */
+  sha256: z.string(),
+  files: z.array(CheckpointFileSchema),
+});
+export type CheckpointRecord = z.infer<typeof CheckpointRecordSchema>;
+
+export const StageOutcomeSchema = z.enum(['succeeded', 'failed', 'cancelled', 'skipped']);
+export type StageOutcome = z.infer<typeof StageOutcomeSchema>;
+
+export const StageRecordSchema = z.strictObject({
+  stage: z.enum(['preflight', 'verify', 'submit', 'join', 'train', 'validate', 'archive', 'teardown']),
+  attempt: z.number(),
+  startedAt: z.string(),
+  endedAt: z.string().optional(),
+  outcome: StageOutcomeSchema.optional(),
+  error: z.string().optional(),
+});
+export type StageRecord = z.infer<typeof StageRecordSchema>;
+export type StageName = StageRecord['stage'];
+
+export const OutcomeSchema = z.strictObject({ outcome: StageOutcomeSchema, error: z.string().optional() });
+export type Outcome = z.infer<typeof OutcomeSchema>;

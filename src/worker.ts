@@ -1,0 +1,38 @@
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { fileURLToPath } from 'node:url';
+import { createActivities } from './activities/index.js';
+import { createBackends } from './backends/registry.js';
+import { type OrchestratorConfig, loadConfig } from './config.js';
+import { signalProgress } from './progress-reporter.js';
+
+/** Path of the workflow bundle's entry, next to this file (.ts under tsx, .js once built). */
+export const workflowsPath = fileURLToPath(new URL(`./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
+
+/** Composition root: real backends, a client for progress signals, the worker. */
+export async function createWorker(config: OrchestratorConfig): Promise<{ worker: Worker; close: () => Promise<void> }> {
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+  const worker = await Worker.create({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.RAGEN_TASK_QUEUE,
+    workflowsPath,
+    activities: createActivities({ backends: createBackends(config), reportProgress: signalProgress(client), pollIntervalMs: config.RAGEN_POLL_INTERVAL_MS }),
+  });
+  return {
+    worker,
+    close: async () => {
+      await clientConnection.close();
+      await connection.close();
+    },
+  };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const { worker, close } = await createWorker(loadConfig());
+  console.log('worker: polling task queue', worker.options.taskQueue);
+  await worker.run();
+  await close();
+}

@@ -1,0 +1,11 @@
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { ExperimentStatus } from '../spec/experiment-input.js';
+import { PROGRESS_SIGNAL, type Progress } from '../spec/progress.js';
+
+/** Signals and queries of the experiment workflow, shared with the client. */
+export const progressSignal = defineSignal<[Progress]>(PROGRESS_SIGNAL);
+export const statusQuery = defineQuery<ExperimentStatus>('status');
+export const stageQuery = defineQuery<string>('stage');
+export const joinedWorkersQuery = defineQuery<number>('joinedWorkers');
+export const lastStepQuery = defineQuery<number>('lastStep');
+export const lastCheckpointQuery = defineQuery<number>('lastCheckpoint');

@@ -1,0 +1,217 @@
+import { ApplicationFailure, CancellationScope, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { JoinResult } from '../activities/join.js';
+import type { PreflightCheck } from '../backends/backend.js';
+import type { ClusterHandle } from '../spec/cluster.js';
+import { trainArgv, type ResumeFrom } from '../spec/entrypoint.js';
+import { ErrorTypes } from '../spec/error-types.js';
+import type { ExperimentInput, ExperimentResult, ExperimentStatus } from '../spec/experiment-input.js';
+import type { ManifestDraft } from '../spec/manifest.js';
+import { clusterName } from '../spec/naming.js';
+import type { AllReduceResult, Outcome, StageName, StageRecord, ValidationResult } from '../spec/results.js';
+import { workflowNowIso } from './clock.js';
+import { withDeadline } from './deadline.js';
+import {
+  joinedWorkersQuery,
+  lastCheckpointQuery,
+  lastStepQuery,
+  progressSignal,
+  stageQuery,
+  statusQuery,
+} from './definitions.js';
+import { failureMessage, failureType, outcomeOf } from './failure-info.js';
+import { cleanup, longRunning, polling, quick } from './policies.js';
+
+/** Failures during join that a fresh cluster can fix: the whole cluster is resubmitted. */
+const RESUBMITTABLE: ReadonlySet<string> = new Set([ErrorTypes.JoinDeadlineExceeded, ErrorTypes.AllReduceFailed, ErrorTypes.ClusterLost]);
+
+/**
+ * One experiment: preflight, verify, submit, join (+ all-reduce), train, validate, archive,
+ * teardown, in order. Teardown runs in a non-cancellable scope on success, failure and cancel;
+ * training, validation, archive and teardown outcomes are recorded separately. Deadlines (join,
+ * whole run) are durable timers; the no-progress watchdog lives in the train activity.
+ * Queries: status, stage, joinedWorkers, lastStep, lastCheckpoint. Cancel is graceful: the job
+ * stops, checkpoints stay, the manifest records what exists, the cluster is deleted.
+ */
+export async function experiment(input: ExperimentInput): Promise<ExperimentResult> {
+  const { spec } = input;
+  const info = workflowInfo();
+  const checkpointDir = `${spec.storage.checkpointDir}/${spec.name}/${info.workflowId}`;
+  const runDir = `${spec.storage.archiveDir}/${spec.name}/${info.workflowId}`;
+  const status: ExperimentStatus = { stage: 'preflight', attempt: 0, joinedWorkers: 0, gpusRegistered: 0, lastStep: 0, lastCheckpointStep: 0 };
+  setHandler(progressSignal, (p) => {
+    if (p.joinedWorkers !== undefined) status.joinedWorkers = p.joinedWorkers;
+    if (p.gpusRegistered !== undefined) status.gpusRegistered = p.gpusRegistered;
+    if (p.step !== undefined) status.lastStep = Math.max(status.lastStep, p.step);
+    if (p.lastCheckpointStep !== undefined) status.lastCheckpointStep = Math.max(status.lastCheckpointStep, p.lastCheckpointStep);
+  });
+  setHandler(statusQuery, () => status);
+  setHandler(stageQuery, () => status.stage);
+  setHandler(joinedWorkersQuery, () => status.joinedWorkers);
+  setHandler(lastStepQuery, () => status.lastStep);
+  setHandler(lastCheckpointQuery, () => status.lastCheckpointStep);
+
+  const stages: StageRecord[] = [];
+  async function stage<T>(name: StageName, fn: () => Promise<T>): Promise<T> {
+    status.stage = name;
+    const record: StageRecord = { stage: name, attempt: status.attempt, startedAt: workflowNowIso() };
+    stages.push(record);
+    try {
+      const value = await fn();
+      record.outcome = 'succeeded';
+      return value;
+    } catch (err) {
+      record.outcome = outcomeOf(err);
+      record.error = failureMessage(err);
+      throw err;
+    } finally {
+      record.endedAt = workflowNowIso();
+    }
+  }
+
+  const resume: ResumeFrom = input.resumeFrom ? { mode: 'resume_path', path: input.resumeFrom } : { mode: 'disable' };
+  let handle: ClusterHandle | undefined;
+  let preflightChecks: PreflightCheck[] = [];
+  let verified: Awaited<ReturnType<typeof quick.verify>> | undefined;
+  let joined: JoinResult | undefined;
+  let allReduce: AllReduceResult | undefined;
+  let validationResult: ValidationResult | undefined;
+  let finalStep: number | undefined;
+  let submits = 0;
+  const training: Outcome = { outcome: 'skipped' };
+  const validation: Outcome = { outcome: 'skipped' };
+  const archived: Outcome & { manifestPath?: string } = { outcome: 'skipped' };
+  const teardownOutcome: Outcome = { outcome: 'skipped' };
+  let failure: unknown;
+
+  async function removeCluster(): Promise<void> {
+    if (!handle) return;
+    const target = handle;
+    await CancellationScope.nonCancellable(() => stage('teardown', () => cleanup.teardown({ handle: target })));
+    handle = undefined;
+  }
+
+  async function pipeline(): Promise<void> {
+    preflightChecks = (await stage('preflight', () => quick.preflight({ spec }))).checks;
+    verified = await stage('verify', () => quick.verify({ spec }));
+    for (;;) {
+      const name = clusterName(spec.name, info.workflowId, status.attempt);
+      const owner = { experiment: spec.name, workflowId: info.workflowId, runId: info.runId, attempt: status.attempt };
+      handle = await stage('submit', () => quick.submitCluster({ spec, name, owner }));
+      submits++;
+      const cluster = handle;
+      try {
+        joined = await stage('join', async () => {
+          const r = await withDeadline(spec.deadlines.joinSeconds * 1000, () => polling.awaitJoin({ spec, handle: cluster }));
+          if (r.timedOut) {
+            throw ApplicationFailure.create({
+              type: ErrorTypes.JoinDeadlineExceeded,
+              nonRetryable: true,
+              message: `workers did not join within ${spec.deadlines.joinSeconds} s (deadlines.joinSeconds): ${status.joinedWorkers} joined, ${status.gpusRegistered} GPUs registered`,
+            });
+          }
+          allReduce = await polling.allReduceCheck({ spec, handle: cluster, runDir });
+          return r.value;
+        });
+        break;
+      } catch (err) {
+        const type = failureType(err) ?? '';
+        if (!RESUBMITTABLE.has(type) || status.attempt >= spec.join.maxResubmits) throw err;
+        await removeCluster(); // a fresh cluster under the next attempt's name
+        status.attempt++;
+      }
+    }
+    const cluster = handle;
+    try {
+      const result = await stage('train', () => longRunning.train({ spec, handle: cluster, checkpointDir, resume }));
+      finalStep = result.finalStep;
+      training.outcome = 'succeeded';
+    } catch (err) {
+      Object.assign(training, { outcome: outcomeOf(err), error: failureMessage(err) });
+      throw err;
+    }
+    try {
+      const checkpointPath = `${checkpointDir}/global_step_${finalStep}`;
+      validationResult = await stage('validate', () => polling.validate({ spec, handle: cluster, checkpointPath, outPath: `${runDir}/validation.json` }));
+      validation.outcome = 'succeeded';
+    } catch (err) {
+      Object.assign(validation, { outcome: outcomeOf(err), error: failureMessage(err) });
+      throw err;
+    }
+  }
+
+  try {
+    const run = await withDeadline(spec.deadlines.runSeconds * 1000, pipeline);
+    if (run.timedOut) {
+      throw ApplicationFailure.create({ type: ErrorTypes.RunDeadlineExceeded, nonRetryable: true, message: `the run exceeded deadlines.runSeconds=${spec.deadlines.runSeconds}` });
+    }
+  } catch (err) {
+    failure = err;
+  }
+
+  const outcome: ExperimentResult['outcome'] = failure === undefined ? 'succeeded' : outcomeOf(failure);
+  // Archive whenever anything ran past preflight; on cancel too ("archive what exists").
+  if (verified) {
+    const draft = buildDraft();
+    try {
+      const written = await CancellationScope.nonCancellable(() => stage('archive', () => quick.archive({ draft, archiveDir: spec.storage.archiveDir })));
+      Object.assign(archived, { outcome: 'succeeded', manifestPath: written.manifestPath });
+    } catch (err) {
+      Object.assign(archived, { outcome: 'failed', error: failureMessage(err) });
+    }
+  }
+  try {
+    if (handle) {
+      await removeCluster();
+      teardownOutcome.outcome = 'succeeded';
+    }
+  } catch (err) {
+    Object.assign(teardownOutcome, { outcome: 'failed', error: failureMessage(err) });
+  }
+  status.stage = 'done';
+
+  const result: ExperimentResult = {
+    outcome,
+    training: { ...training, finalStep },
+    validation: { ...validation, successRate: validationResult?.success_rate },
+    archive: archived,
+    teardown: teardownOutcome,
+    stages,
+    checkpointDir,
+    submits,
+  };
+  if (failure === undefined) return result;
+  if (isCancellation(failure)) throw failure; // the workflow ends as cancelled, after cleanup
+  throw ApplicationFailure.create({ type: failureType(failure) ?? 'ExperimentFailed', message: failureMessage(failure), nonRetryable: true, details: [result] });
+
+  function buildDraft(): ManifestDraft {
+    return {
+      experiment: spec.name,
+      temporal: { workflowId: info.workflowId, runId: info.runId, namespace: info.namespace, taskQueue: info.taskQueue },
+      provenance: input.provenance,
+      image: verified?.image ?? { verified: false, note: 'verify did not run' },
+      rayVersion: { declared: spec.rayVersion, planned: verified?.plannedRayVersion, observedOnHead: joined?.headRayVersion },
+      environment: { envTag: 'CoordSokoban', overrides: spec.trainer.overrides },
+      seeds: { train: spec.trainer.seedTrain, val: spec.validation.seed },
+      resolvedSpec: spec,
+      entrypoint: trainArgv(spec, checkpointDir, resume),
+      cluster: {
+        backend: spec.backend,
+        handle,
+        shape: { headCpus: spec.cluster.head.cpus, workerGroups: spec.cluster.workerGroups.map((g) => ({ name: g.name, replicas: g.replicas, gpusPerWorker: g.gpusPerWorker })) },
+        nodes: joined?.nodes ?? [],
+        submits,
+      },
+      preflight: { checks: preflightChecks, allReduce },
+      resumedFrom: input.resumeFrom,
+      checkpointDir,
+      training: { ...training, finalStep, totalTrainingSteps: spec.trainer.totalTrainingSteps },
+      validation: {
+        ...validation,
+        result: validationResult ? { ...validationResult, records: undefined } : undefined,
+        resultsPath: validationResult ? `${runDir}/validation.json` : undefined,
+      },
+      stages: [...stages, { stage: 'archive', attempt: status.attempt, startedAt: workflowNowIso() }],
+      outcome,
+    };
+  }
+}

@@ -1,0 +1,2 @@
+/** The workflow bundle's entry: every workflow the worker registers. */
+export { experiment } from './experiment.js';

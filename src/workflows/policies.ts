@@ -1,0 +1,32 @@
+import { type ActivityOptions, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import { nonRetryableErrorTypes } from '../spec/error-types.js';
+
+/** Named activity profiles: each states its timeouts and an explicit retry policy. */
+const retry = (maximumAttempts: number) => ({
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '30 seconds',
+  maximumAttempts,
+  nonRetryableErrorTypes,
+});
+
+/** Short request/response calls: preflight, verify, submit, archive. */
+export const quickProfile: ActivityOptions = { startToCloseTimeout: '5 minutes', retry: retry(5) };
+
+/** Heartbeat-polling calls bounded by a workflow timer: join, all-reduce, validation. */
+export const pollingProfile: ActivityOptions = { startToCloseTimeout: '6 hours', heartbeatTimeout: '30 seconds', retry: retry(10) };
+
+/** Training: days long, alive through heartbeats; a retry resumes from heartbeat details. */
+export const longRunningProfile: ActivityOptions = { startToCloseTimeout: '30 days', heartbeatTimeout: '60 seconds', retry: retry(20) };
+
+/** Teardown: retried until it succeeds (0 = unlimited attempts), never given up on. */
+export const cleanupProfile: ActivityOptions = {
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 0 },
+};
+
+export const quick = proxyActivities<Activities>(quickProfile);
+export const polling = proxyActivities<Activities>(pollingProfile);
+export const longRunning = proxyActivities<Activities>(longRunningProfile);
+export const cleanup = proxyActivities<Activities>(cleanupProfile);
