@@ -24,8 +24,9 @@ def connect(ray_init_kwargs: dict) -> None:
         ray.init(**ray_init_kwargs)
 
 
-def wait_for_gpus(nnodes: int, n_gpus_per_node: int, timeout_s: float, poll_s: float = 0.5) -> float:
+def wait_for_gpus(nnodes: int, n_gpus_per_node: int, timeout_s: float, poll_s: float = 0.5, shape: str | None = None) -> float:
     """Wait until the cluster has at least nnodes x n_gpus_per_node GPUs; returns the GPUs seen."""
+    shape = shape or f"trainer.nnodes={nnodes} x trainer.n_gpus_per_node={n_gpus_per_node}"
     needed = nnodes * n_gpus_per_node
     deadline = time.monotonic() + timeout_s
     while True:
@@ -35,7 +36,7 @@ def wait_for_gpus(nnodes: int, n_gpus_per_node: int, timeout_s: float, poll_s: f
         if time.monotonic() >= deadline:
             raise ResourceError(
                 f"Total available GPUs {total:g} is less than total desired GPUs {needed} "
-                f"(trainer.nnodes={nnodes} x trainer.n_gpus_per_node={n_gpus_per_node}; waited {timeout_s:g} s)"
+                f"({shape}; waited {timeout_s:g} s)"
             )
         time.sleep(poll_s)
 
@@ -54,7 +55,7 @@ def create_placement_groups(nnodes: int, n_gpus_per_node: int, cpus_per_slot: fl
         raise ResourceError(
             f"placement groups not ready within {timeout_s:g} s: node entries {pending} could not get "
             f"{n_gpus_per_node} GPU bundle(s) on one node (STRICT_PACK); every node needs "
-            f"{n_gpus_per_node} free GPUs (trainer.n_gpus_per_node)"
+            f"{n_gpus_per_node} free GPUs"
         )
     return groups
 

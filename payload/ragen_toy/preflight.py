@@ -1,0 +1,164 @@
+"""`python -m ragen_toy.preflight --world-size N [--address auto] [--size-mb 4] [--iters 5] [--timeout-s 60] [--out f]`
+
+All-reduce across N Ray actors, one per GPU slot (placed like the trainer: one STRICT_PACK placement
+group per node of --gpus-per-node bundles). Path: torch NCCL if every rank has CUDA, else torch gloo
+if every rank has torch, else a numpy ring all-reduce through Ray object refs. Prints one line
+`ALLREDUCE_RESULT {json}`. Exit codes: 0 ok; 2 bad arguments; 3 not finished within --timeout-s
+(includes waiting for GPUs and placement); 4 the reduced values were wrong; 1 anything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+EXIT_OK, EXIT_FAILED, EXIT_ARGS, EXIT_TIMEOUT, EXIT_WRONG = 0, 1, 2, 3, 4
+
+
+class PreflightTimeout(RuntimeError):
+    pass
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="python -m ragen_toy.preflight")
+    p.add_argument("--world-size", type=int, required=True)
+    p.add_argument("--gpus-per-node", type=int, default=1, help="bundles per placement group (node); must divide --world-size")
+    p.add_argument("--address", default=None, help="Ray address (auto = attach to a running cluster); default: ray.init()")
+    p.add_argument("--size-mb", type=float, default=4.0)
+    p.add_argument("--iters", type=int, default=5)
+    p.add_argument("--timeout-s", type=float, default=60.0)
+    p.add_argument("--backend", choices=("auto", "nccl", "gloo", "ray"), default="auto")
+    p.add_argument("--cpus-per-rank", type=float, default=0.25)
+    p.add_argument("--out", default=None)
+    return p.parse_args(argv)
+
+
+def choose_path(requested: str, probes: list[dict]) -> str:
+    if requested == "nccl" or (requested == "auto" and all(p["cuda"] for p in probes)):
+        return "nccl"
+    if requested == "gloo" or (requested == "auto" and all(p["torch"] for p in probes)):
+        return "gloo"
+    return "ray-ring-numpy"
+
+
+def ring_allreduce(ranks, deadline: float) -> float:
+    """One ring all-reduce; returns seconds. Chunk data moves actor-to-actor as object refs."""
+    import ray
+
+    n = len(ranks)
+    started = time.perf_counter()
+    acks = []
+    for s in range(n - 1):  # reduce-scatter
+        refs = [ranks[r].get_chunk.remote((r - s) % n) for r in range(n)]
+        acks = [ranks[(r + 1) % n].add_chunk.remote((r - s) % n, refs[r]) for r in range(n)]
+    for s in range(n - 1):  # all-gather
+        refs = [ranks[r].get_chunk.remote((r + 1 - s) % n) for r in range(n)]
+        acks = [ranks[(r + 1) % n].set_chunk.remote((r + 1 - s) % n, refs[r]) for r in range(n)]
+    # Actor calls run in submission order, so the last acks complete only after everything before.
+    final = acks or [r.verify.remote() for r in ranks]
+    _wait_all(final, deadline, receivers=[(r + 1) % n for r in range(n)] if acks else list(range(n)))
+    return time.perf_counter() - started
+
+
+def _wait_all(refs, deadline: float, receivers: list[int]) -> None:
+    import ray
+
+    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=max(0.0, deadline - time.monotonic()))
+    if len(ready) < len(refs):
+        ready_set = set(ready)
+        late = sorted(receivers[i] for i, ref in enumerate(refs) if ref not in ready_set)
+        raise PreflightTimeout(f"ranks {late} did not report")
+    ray.get(refs)
+
+
+def run(args) -> tuple[int, dict]:
+    import ray
+
+    from . import resource_pool
+    from .allreduce_rank import AllReduceRank
+
+    n = args.world_size
+    elements = max(n, int(args.size_mb * 1024 * 1024) // 4)
+    result = {"ok": False, "path": None, "world_size": n, "bytes": elements * 4, "iters": args.iters,
+              "latency_ms": None, "bus_bandwidth_gbps": None, "nodes": [], "ranks": []}
+    deadline = time.monotonic() + args.timeout_s
+    groups = []
+    try:
+        ray.init(address=args.address) if args.address else ray.init()
+        nnodes = n // args.gpus_per_node
+        shape = f"--world-size {n} = {nnodes} node(s) x --gpus-per-node {args.gpus_per_node}"
+        resource_pool.wait_for_gpus(nnodes, args.gpus_per_node, max(0.0, deadline - time.monotonic()), shape=shape)
+        groups = resource_pool.create_placement_groups(nnodes, args.gpus_per_node, args.cpus_per_rank, max(0.0, deadline - time.monotonic()))
+        opts = resource_pool.slot_options(groups, args.gpus_per_node, args.cpus_per_rank)
+        ranks = [AllReduceRank.options(**o).remote(r, n, elements) for r, o in enumerate(opts)]
+        probe_refs = [r.probe.remote() for r in ranks]
+        _wait_all(probe_refs, deadline, list(range(n)))
+        probes = ray.get(probe_refs)
+        result["ranks"] = [{"rank": p["rank"], "node_id": p["node_id"], "node_ip": p["node_ip"], "gpu_ids": p["gpu_ids"]} for p in probes]
+        result["nodes"] = list(dict.fromkeys(p["node_id"] for p in probes))
+        path = result["path"] = choose_path(args.backend, probes)
+        print(f"allreduce path: {path}", flush=True)
+
+        latencies, mismatches = [], 0
+        if path == "ray-ring-numpy":
+            for iteration in range(args.iters + 1):  # iteration 0 warms up the object store, untimed
+                _wait_all([r.fill.remote(iteration) for r in ranks], deadline, list(range(n)))
+                elapsed = ring_allreduce(ranks, deadline)
+                checks = [r.verify.remote() for r in ranks]
+                _wait_all(checks, deadline, list(range(n)))
+                mismatches += sum(ray.get(checks))
+                if iteration > 0:
+                    latencies.append(elapsed)
+        else:
+            master = f"{probes[0]['node_ip']}:{ray.get(ranks[0].free_port.remote())}"
+            inits = [r.torch_init.remote(path, master, args.timeout_s) for r in ranks]
+            _wait_all(inits, deadline, list(range(n)))
+            runs = [r.torch_run.remote(path, args.iters) for r in ranks]
+            _wait_all(runs, deadline, list(range(n)))
+            outs = ray.get(runs)
+            mismatches = sum(o["mismatches"] for o in outs)
+            latencies = [max(o["latencies"][i] for o in outs) for i in range(args.iters)]
+
+        median = statistics.median(latencies) if latencies else 0.0
+        algbw = result["bytes"] / median if median > 0 else 0.0
+        result["latency_ms"] = round(median * 1000, 4)
+        result["bus_bandwidth_gbps"] = round(algbw * 2 * (n - 1) / n * 8 / 1e9, 6)  # gigabits/s, nccl-tests' busbw
+        if mismatches:
+            result["reason"] = f"all-reduce result is wrong: {mismatches} element(s) differ from the exact sum"
+            return EXIT_WRONG, result
+        result["ok"] = True
+        return EXIT_OK, result
+    except (PreflightTimeout, resource_pool.ResourceError) as err:
+        prefix = "" if isinstance(err, resource_pool.ResourceError) else f"all-reduce did not finish within {args.timeout_s:g} s: "
+        result["reason"] = prefix + str(err)
+        return EXIT_TIMEOUT, result
+    finally:
+        if ray.is_initialized():
+            resource_pool.release(groups)
+            ray.shutdown()
+
+
+def main(argv=None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.world_size < 1 or args.iters < 1 or args.size_mb <= 0 or args.world_size % args.gpus_per_node:
+        print("preflight: need --world-size >= 1 divisible by --gpus-per-node, --iters >= 1, --size-mb > 0", file=sys.stderr)
+        return EXIT_ARGS
+    try:
+        code, result = run(args)
+    except Exception as err:  # report, never hang or crash without the result line
+        code, result = EXIT_FAILED, {"ok": False, "world_size": args.world_size, "reason": f"{type(err).__name__}: {err}"}
+    line = json.dumps(result, sort_keys=True)
+    print(f"ALLREDUCE_RESULT {line}", flush=True)
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with open(args.out, "w") as f:
+            f.write(line + "\n")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
