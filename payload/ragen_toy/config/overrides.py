@@ -96,10 +96,10 @@ def describe(setting: Setting) -> str:
 def _unknown_key_message(key: str) -> str:
     group = key.rsplit(".", 1)[0] if "." in key else ""
     siblings = sorted(k for k in SETTINGS if group and k.startswith(group + "."))
+    hint = f" (new keys under ray_kwargs need a '+' prefix: +{key}=...)" if key.startswith(ADDABLE_PREFIX) else ""
     if siblings:
-        return f"unknown override key '{key}'; known keys under {group}: {', '.join(s.rsplit('.', 1)[1] for s in siblings)}"
+        return f"unknown override key '{key}'; known keys under {group}: {', '.join(s.rsplit('.', 1)[1] for s in siblings)}{hint}"
     groups = sorted({k.split(".")[0] for k in SETTINGS})
-    hint = " (keys under ray_kwargs are added with a '+' prefix, e.g. +ray_kwargs.ray_init.address=auto)" if key.startswith(ADDABLE_PREFIX) else ""
     return f"unknown override key '{key}'; known top-level groups: {', '.join(groups)}{hint}"
 
 
