@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { createActivities } from './activities/index.js';
+import { RayDashboardClient } from './backends/ray/dashboard-client.js';
 import { createBackends } from './backends/registry.js';
 import { type OrchestratorConfig, loadConfig } from './config.js';
 import { signalProgress } from './progress-reporter.js';
@@ -19,7 +20,12 @@ export async function createWorker(config: OrchestratorConfig): Promise<{ worker
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.RAGEN_TASK_QUEUE,
     workflowsPath,
-    activities: createActivities({ backends: createBackends(config), reportProgress: signalProgress(client), pollIntervalMs: config.RAGEN_POLL_INTERVAL_MS }),
+    activities: createActivities({
+      backends: createBackends(config),
+      rayHead: (url) => new RayDashboardClient(url),
+      reportProgress: signalProgress(client),
+      pollIntervalMs: config.RAGEN_POLL_INTERVAL_MS,
+    }),
   });
   return {
     worker,

@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { RayDashboardClient } from '../backends/ray/dashboard-client.js';
 import type { ClusterHandle } from '../spec/cluster.js';
 import { allReduceArgv, shellQuote } from '../spec/entrypoint.js';
 import { ErrorTypes } from '../spec/error-types.js';
@@ -22,7 +21,7 @@ export function createAllReduceCheck(deps: ActivityDeps) {
   return async function allReduceCheck(input: { spec: ExperimentSpec; handle: ClusterHandle; runDir: string }): Promise<AllReduceResult> {
     const { spec, handle } = input;
     const backend = backendOf(deps, spec.backend);
-    const dashboard = new RayDashboardClient(handle.dashboardUrl ?? '');
+    const dashboard = deps.rayHead(handle.dashboardUrl ?? '');
     const outPath = join(input.runDir, `allreduce-${handle.name}.json`);
     const argv = backend.resolveArgv(allReduceArgv(spec, 60, outPath));
     const { job, logs } = await runRayJob(dashboard, submissionId(handle.name, 'allreduce'), shellQuote(argv), { pollIntervalMs: deps.pollIntervalMs });

@@ -1,4 +1,5 @@
 import type { ComputeBackend } from '../backends/backend.js';
+import type { RayHeadApi } from '../backends/ray/dashboard-client.js';
 import type { Progress } from '../spec/progress.js';
 
 /** What activities need from the outside world; tests hand in fakes of the same type. */
@@ -6,6 +7,8 @@ export interface ActivityDeps {
   backends: Partial<Record<'local' | 'kuberay', ComputeBackend>>;
   /** Signal the owning workflow with progress (throttled by the caller). */
   reportProgress(workflowId: string, progress: Progress): Promise<void>;
+  /** The Ray head's HTTP API at a dashboard URL (jobs, nodes, version). */
+  rayHead(dashboardUrl: string): RayHeadApi;
   /** Poll interval of the heartbeat loops. */
   pollIntervalMs: number;
 }

@@ -1,5 +1,5 @@
 import { CancelledFailure } from '@temporalio/common';
-import { type RayDashboardClient, type RayJobInfo, TERMINAL_JOB_STATES } from '../backends/ray/dashboard-client.js';
+import { type RayHeadApi, type RayJobInfo, TERMINAL_JOB_STATES } from '../backends/ray/dashboard-client.js';
 import { heartbeatAndWait } from './heartbeat-loop.js';
 
 /**
@@ -7,7 +7,7 @@ import { heartbeatAndWait } from './heartbeat-loop.js';
  * On cancellation the job is stopped before the cancellation propagates.
  */
 export async function runRayJob(
-  dashboard: RayDashboardClient,
+  dashboard: RayHeadApi,
   submissionId: string,
   entrypoint: string,
   options: { pollIntervalMs: number; env?: Record<string, string> },

@@ -1,6 +1,5 @@
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
-import { RayDashboardClient } from '../backends/ray/dashboard-client.js';
 import type { ClusterHandle } from '../spec/cluster.js';
 import { type ResumeFrom, shellQuote, trainArgv } from '../spec/entrypoint.js';
 import { ErrorTypes } from '../spec/error-types.js';
@@ -40,7 +39,7 @@ export function createTrain(deps: ActivityDeps) {
   return async function train(input: TrainInput): Promise<TrainResult> {
     const { spec, handle, checkpointDir } = input;
     const backend = backendOf(deps, spec.backend);
-    const dashboard = new RayDashboardClient(handle.dashboardUrl ?? '');
+    const dashboard = deps.rayHead(handle.dashboardUrl ?? '');
     const argv = backend.resolveArgv(trainArgv(spec, checkpointDir, input.resume));
     const id = submissionId(handle.name, 'train');
     const before = previousDetails<TrainHeartbeat>();

@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import { RayDashboardClient } from '../backends/ray/dashboard-client.js';
 import type { ClusterHandle } from '../spec/cluster.js';
 import { shellQuote, validateArgv } from '../spec/entrypoint.js';
 import { ErrorTypes } from '../spec/error-types.js';
@@ -20,7 +19,7 @@ export function createValidate(deps: ActivityDeps) {
   return async function validate(input: { spec: ExperimentSpec; handle: ClusterHandle; checkpointPath: string; outPath: string }): Promise<ValidationResult> {
     const { spec, handle } = input;
     const argv = backendOf(deps, spec.backend).resolveArgv(validateArgv(spec, input.checkpointPath, input.outPath));
-    const dashboard = new RayDashboardClient(handle.dashboardUrl ?? '');
+    const dashboard = deps.rayHead(handle.dashboardUrl ?? '');
     const { job, logs } = await runRayJob(dashboard, submissionId(handle.name, 'validate'), shellQuote(argv), { pollIntervalMs: deps.pollIntervalMs });
     if (job.status !== 'SUCCEEDED') throw permanent(ErrorTypes.ValidationFailed, `validation job ${job.status}: ${job.message}\n${logTail(logs)}`);
     const parsed = ValidationResultSchema.safeParse(JSON.parse(await readFile(input.outPath, 'utf8')));

@@ -96,6 +96,8 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
     for (;;) {
       const name = clusterName(spec.name, info.workflowId, status.attempt);
       const owner = { experiment: spec.name, workflowId: info.workflowId, runId: info.runId, attempt: status.attempt };
+      // Known before the create returns, so teardown can delete by name whatever a failed create left.
+      handle = { backend: spec.backend, name, owner };
       handle = await stage('submit', () => quick.submitCluster({ spec, name, owner }));
       submits++;
       const cluster = handle;

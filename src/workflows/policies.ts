@@ -20,10 +20,10 @@ export const pollingProfile: ActivityOptions = { startToCloseTimeout: '6 hours',
 /** Training: days long, alive through heartbeats; a retry resumes from heartbeat details. */
 export const longRunningProfile: ActivityOptions = { startToCloseTimeout: '30 days', heartbeatTimeout: '60 seconds', retry: retry(20) };
 
-/** Teardown: retried until it succeeds (0 = unlimited attempts), never given up on. */
+/** Teardown: retried until it succeeds (no maximumAttempts = unlimited), never given up on. */
 export const cleanupProfile: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 0 },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 };
 
 export const quick = proxyActivities<Activities>(quickProfile);

@@ -13,11 +13,21 @@ interface NodesResponse {
   data: { result: { result: { node_id: string; node_ip: string; is_head_node: boolean; state: string; resources_total?: Record<string, number> }[] } };
 }
 
+/** What activities use of a Ray head; tests hand in fakes of this type. */
+export interface RayHeadApi {
+  rayVersion(): Promise<string>;
+  nodes(): Promise<RayNode[]>;
+  submitJob(submissionId: string, entrypoint: string, envVars: Record<string, string>): Promise<{ created: boolean }>;
+  job(submissionId: string): Promise<RayJobInfo | undefined>;
+  jobLogs(submissionId: string): Promise<string>;
+  stopJob(submissionId: string): Promise<void>;
+}
+
 /**
  * The Ray head's HTTP API, the same on the local backend and on KubeRay: versions, joined nodes
  * (`/api/v0/nodes`) and the Ray Jobs REST API.
  */
-export class RayDashboardClient {
+export class RayDashboardClient implements RayHeadApi {
   constructor(readonly baseUrl: string) {}
 
   async rayVersion(): Promise<string> {

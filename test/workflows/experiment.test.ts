@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowFailedError } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import type { Activities } from '../../src/activities/index.js';
+import { ErrorTypes } from '../../src/spec/error-types.js';
+import type { ExperimentInput, ExperimentResult } from '../../src/spec/experiment-input.js';
+import type { experiment } from '../../src/workflows/experiment.js';
+import { fakeActivities, heartbeatUntilCancelled } from '../helpers/fake-activities.js';
+import { testInput, testSpec } from '../helpers/specs.js';
+import { timeSkippingEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
+
+let env: TestWorkflowEnvironment;
+before(async () => {
+  env = await timeSkippingEnv();
+});
+after(async () => {
+  await env?.teardown();
+});
+
+/** Run the experiment workflow against fake activities; returns the result or the failure. */
+async function runWith(overrides: Partial<Activities>, input: ExperimentInput = testInput(), during?: (id: string) => Promise<void>) {
+  const { activities, calls } = fakeActivities(overrides);
+  const taskQueue = uniqueId('tq');
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
+  const workflowId = uniqueId('wf');
+  const outcome = await worker.runUntil(async () => {
+    const handle = await env.client.workflow.start<typeof experiment>('experiment', { taskQueue, workflowId, args: [input] });
+    if (during) await during(workflowId);
+    try {
+      return { result: await handle.result(), error: undefined };
+    } catch (error) {
+      return { result: undefined, error };
+    }
+  });
+  return { ...outcome, calls, workflowId };
+}
+
+const permanent = (type: string) => async () => {
+  throw ApplicationFailure.create({ type, message: `stand-in ${type}`, nonRetryable: true });
+};
+
+function failureResult(error: unknown): { type?: string; result?: ExperimentResult } {
+  assert.ok(error instanceof WorkflowFailedError, `expected WorkflowFailedError, got ${String(error)}`);
+  const cause = error.cause as ApplicationFailure;
+  return { type: cause.type ?? undefined, result: cause.details?.[0] as ExperimentResult | undefined };
+}
+
+describe('experiment workflow (time-skipping server, fake activities)', () => {
+  it('runs the eight stages in order and records each outcome', async () => {
+    const { result, calls } = await runWith({});
+    assert.deepEqual(calls, ['preflight', 'verify', 'submitCluster', 'awaitJoin', 'allReduceCheck', 'train', 'validate', 'archive', 'teardown']);
+    assert.equal(result?.outcome, 'succeeded');
+    assert.equal(result?.training.outcome, 'succeeded');
+    assert.equal(result?.validation.successRate, 0.75);
+    assert.equal(result?.teardown.outcome, 'succeeded');
+    assert.deepEqual(result?.stages.map((s) => s.stage), ['preflight', 'verify', 'submit', 'join', 'train', 'validate', 'archive', 'teardown']);
+  });
+
+  it('creates nothing and tears nothing down when preflight fails', async () => {
+    const { error, calls } = await runWith({ preflight: permanent(ErrorTypes.StorageNotWritable) });
+    assert.deepEqual(calls, ['preflight']);
+    assert.equal(failureResult(error).type, ErrorTypes.StorageNotWritable);
+  });
+
+  for (const [stage, activity, type] of [
+    ['submit', 'submitCluster', ErrorTypes.InvalidSpec],
+    ['join', 'awaitJoin', ErrorTypes.RayVersionMismatch],
+    ['train', 'train', ErrorTypes.TrainingFailed],
+    ['validate', 'validate', ErrorTypes.ValidationFailed],
+  ] as const) {
+    it(`tears the cluster down after a failure in ${stage}`, async () => {
+      const { error, calls } = await runWith({ [activity]: permanent(type) });
+      assert.equal(calls.at(-1), 'teardown');
+      assert.equal(calls.filter((c) => c === activity).length, 1, 'a non-retryable error is not retried');
+      const { type: failed, result } = failureResult(error);
+      assert.equal(failed, type);
+      assert.equal(result?.teardown.outcome, 'succeeded');
+      assert.ok(calls.includes('archive'), 'what exists is archived');
+    });
+  }
+
+  it('records training, validation and teardown outcomes separately', async () => {
+    const { error } = await runWith({ validate: permanent(ErrorTypes.ValidationFailed) });
+    const { result } = failureResult(error);
+    assert.equal(result?.training.outcome, 'succeeded');
+    assert.equal(result?.validation.outcome, 'failed');
+    assert.equal(result?.teardown.outcome, 'succeeded');
+    assert.equal(result?.outcome, 'failed');
+  });
+
+  it('retries a transient error and does not retry a permanent one', async () => {
+    let attempts = 0;
+    const { result, calls } = await runWith({
+      verify: async () => {
+        attempts++;
+        if (attempts < 3) throw new Error('registry 503 (stand-in)');
+        return { image: { verified: false, note: 'fake' }, plannedRayVersion: '2.60.0' };
+      },
+    });
+    assert.equal(result?.outcome, 'succeeded');
+    assert.equal(calls.filter((c) => c === 'verify').length, 3);
+  });
+
+  it('resubmits the whole cluster after a missed join deadline, then fails with JoinDeadlineExceeded', async () => {
+    const spec = testSpec();
+    spec.join.maxResubmits = 1;
+    // The test server does not skip time while an activity runs, so the deadline is short for real.
+    spec.deadlines.joinSeconds = 2;
+    const { error, calls } = await runWith({ awaitJoin: heartbeatUntilCancelled }, testInput(spec));
+    assert.deepEqual(
+      calls.filter((c) => ['submitCluster', 'awaitJoin', 'teardown'].includes(c)),
+      ['submitCluster', 'awaitJoin', 'teardown', 'submitCluster', 'awaitJoin', 'teardown'],
+    );
+    const { type, result } = failureResult(error);
+    assert.equal(type, ErrorTypes.JoinDeadlineExceeded);
+    assert.equal(result?.submits, 2);
+    assert.ok(!calls.includes('train'), 'no training step before every worker joined');
+  });
+
+  it('resubmits after a failed all-reduce and continues when the new cluster passes', async () => {
+    let checks = 0;
+    const { result, calls } = await runWith({
+      allReduceCheck: async () => {
+        checks++;
+        if (checks === 1) throw ApplicationFailure.create({ type: ErrorTypes.AllReduceFailed, message: 'sum mismatch (stand-in)', nonRetryable: true });
+        return { ok: true, path: 'fake', world_size: 2, bus_bandwidth_gbps: 1 };
+      },
+    });
+    assert.equal(result?.outcome, 'succeeded');
+    assert.equal(result?.submits, 2);
+    assert.equal(calls.filter((c) => c === 'teardown').length, 2);
+  });
+
+  it('fails on the no-progress watchdog and still tears down', async () => {
+    const { error, calls } = await runWith({ train: permanent(ErrorTypes.NoProgress) });
+    assert.equal(failureResult(error).type, ErrorTypes.NoProgress);
+    assert.equal(calls.at(-1), 'teardown');
+  });
+
+  it('fails on the whole-run deadline and tears down', async () => {
+    const spec = testSpec();
+    spec.deadlines.runSeconds = 4; // real seconds: no time skipping while an activity runs
+    const { error, calls } = await runWith({ train: heartbeatUntilCancelled }, testInput(spec));
+    const { type, result } = failureResult(error);
+    assert.equal(type, ErrorTypes.RunDeadlineExceeded);
+    assert.equal(result?.training.outcome, 'cancelled');
+    assert.equal(calls.at(-1), 'teardown');
+  });
+
+  for (const [stage, activity] of [
+    ['join', 'awaitJoin'],
+    ['train', 'train'],
+    ['validate', 'validate'],
+  ] as const) {
+    it(`tears down and archives when cancelled during ${stage}`, async () => {
+      const { error, calls } = await runWith({ [activity]: heartbeatUntilCancelled }, testInput(), async (workflowId) => {
+        const handle = env.client.workflow.getHandle(workflowId);
+        for (let i = 0; i < 100; i++) {
+          if ((await handle.query<string>('stage')) === stage) break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        await handle.cancel();
+      });
+      assert.ok(error instanceof WorkflowFailedError);
+      assert.equal(error.cause?.name, 'CancelledFailure');
+      assert.deepEqual(calls.slice(-2), ['archive', 'teardown']);
+    });
+  }
+});
