@@ -1,0 +1,31 @@
+"""All-reduce preflight on the real 2-node cluster: exact sums, one rank per GPU node, bounded failures."""
+
+import json
+import time
+
+from conftest import run_module
+
+
+def result_of(proc):
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("ALLREDUCE_RESULT ")]
+    assert len(lines) == 1, proc.stdout + proc.stderr
+    return json.loads(lines[0][len("ALLREDUCE_RESULT "):])
+
+
+def test_allreduce_across_two_gpu_nodes(ray_cluster, tmp_path):
+    out = tmp_path / "pf" / "result.json"
+    proc = run_module("ragen_toy.preflight", ["--world-size", "2", "--address", ray_cluster, "--size-mb", "2", "--iters", "3", "--out", str(out)], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    res = result_of(proc)
+    assert res["ok"] and res["path"] == "ray-ring-numpy" and "allreduce path: ray-ring-numpy" in proc.stdout
+    assert res["world_size"] == 2 and res["bytes"] == 2 * 1024 * 1024 and res["iters"] == 3
+    assert len(set(res["nodes"])) == 2 and res["latency_ms"] > 0 and res["bus_bandwidth_gbps"] > 0
+    assert json.loads(out.read_text()) == res
+
+
+def test_world_size_above_the_gpus_fails_within_the_timeout(ray_cluster, tmp_path):
+    started = time.monotonic()
+    proc = run_module("ragen_toy.preflight", ["--world-size", "3", "--address", ray_cluster, "--timeout-s", "3"], tmp_path)
+    assert proc.returncode == 3 and time.monotonic() - started < 60
+    res = result_of(proc)
+    assert not res["ok"] and "Total available GPUs 2 is less than total desired GPUs 3" in res["reason"]
