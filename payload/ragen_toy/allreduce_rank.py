@@ -28,7 +28,8 @@ def chunk_bounds(n_elements: int, world_size: int) -> list[tuple[int, int]]:
 
 @ray.remote
 class AllReduceRank:
-    def __init__(self, rank: int, world_size: int, n_elements: int):
+    def __init__(self, rank: int, world_size: int, n_elements: int, stall: bool = False):
+        self.stall = stall  # test hook only: this rank never finishes its first chunk
         self.rank, self.world_size, self.n = rank, world_size, n_elements
         self.bounds = chunk_bounds(n_elements, world_size)
         self.buf = np.zeros(n_elements, dtype=np.float32)
@@ -63,6 +64,8 @@ class AllReduceRank:
         return self.buf[lo:hi].copy()
 
     def add_chunk(self, index: int, data: np.ndarray) -> bool:
+        if self.stall:
+            time.sleep(3600)
         lo, hi = self.bounds[index]
         self.buf[lo:hi] += data
         return True

@@ -34,6 +34,8 @@ def parse_args(argv):
     p.add_argument("--backend", choices=("auto", "nccl", "gloo", "ray"), default="auto")
     p.add_argument("--cpus-per-rank", type=float, default=0.25)
     p.add_argument("--out", default=None)
+    # Test hook: make one rank hang, to prove the timeout turns a hang into exit 3.
+    p.add_argument("--simulate-stall-rank", type=int, default=None, help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -47,21 +49,47 @@ def choose_path(requested: str, probes: list[dict]) -> str:
 
 def ring_allreduce(ranks, deadline: float) -> float:
     """One ring all-reduce; returns seconds. Chunk data moves actor-to-actor as object refs."""
-    import ray
-
     n = len(ranks)
     started = time.perf_counter()
-    acks = []
-    for s in range(n - 1):  # reduce-scatter
-        refs = [ranks[r].get_chunk.remote((r - s) % n) for r in range(n)]
-        acks = [ranks[(r + 1) % n].add_chunk.remote((r - s) % n, refs[r]) for r in range(n)]
-    for s in range(n - 1):  # all-gather
-        refs = [ranks[r].get_chunk.remote((r + 1 - s) % n) for r in range(n)]
-        acks = [ranks[(r + 1) % n].set_chunk.remote((r + 1 - s) % n, refs[r]) for r in range(n)]
-    # Actor calls run in submission order, so the last acks complete only after everything before.
-    final = acks or [r.verify.remote() for r in ranks]
-    _wait_all(final, deadline, receivers=[(r + 1) % n for r in range(n)] if acks else list(range(n)))
+    tasks = []  # (executing rank, ref, the ref it waits for or None), in submission order
+
+    def step(send, receive, index_of):
+        refs = [ranks[r].get_chunk.remote(index_of(r)) for r in range(n)]
+        tasks.extend((r, refs[r], None) for r in range(n))
+        acks = [getattr(ranks[(r + 1) % n], receive).remote(index_of(r), refs[r]) for r in range(n)]
+        tasks.extend(((r + 1) % n, acks[r], refs[r]) for r in range(n))
+
+    for s in range(n - 1):  # reduce-scatter: rank r adds its chunk r-s into rank r+1's
+        step("get_chunk", "add_chunk", lambda r, s=s: (r - s) % n)
+    for s in range(n - 1):  # all-gather: the reduced chunk r+1-s travels on round the ring
+        step("get_chunk", "set_chunk", lambda r, s=s: (r + 1 - s) % n)
+    if tasks:
+        _wait_ring(tasks, deadline)
     return time.perf_counter() - started
+
+
+def _wait_ring(tasks, deadline: float) -> None:
+    import ray
+
+    refs = [ref for _, ref, _ in tasks]
+    # fetch_local=False: readiness only; pulling the chunks to the driver would distort the timing.
+    ready, _ = ray.wait(refs, num_returns=len(refs), timeout=max(0.0, deadline - time.monotonic()), fetch_local=False)
+    if len(ready) == len(refs):
+        ray.get([ref for _, ref, needs in tasks if needs is not None])  # the acks: raise any actor error
+        return
+    done = set(ready)
+    # Blame a rank whose earliest unfinished task had its input: it is stuck itself. The others
+    # are only waiting for a stuck neighbour (actor calls run in order, so one hang stalls the ring).
+    stuck, waiting = set(), set()
+    for rank in sorted({r for r, _, _ in tasks}):
+        pending = [(ref, needs) for r, ref, needs in tasks if r == rank and ref not in done]
+        if pending:
+            _, needs = pending[0]
+            (stuck if needs is None or needs in done else waiting).add(rank)
+    message = f"ranks {sorted(stuck or waiting)} did not report"
+    if stuck and waiting:
+        message += f" (ranks {sorted(waiting)} were waiting on them)"
+    raise PreflightTimeout(message)
 
 
 def _wait_all(refs, deadline: float, receivers: list[int]) -> None:
@@ -94,7 +122,7 @@ def run(args) -> tuple[int, dict]:
         resource_pool.wait_for_gpus(nnodes, args.gpus_per_node, max(0.0, deadline - time.monotonic()), shape=shape)
         groups = resource_pool.create_placement_groups(nnodes, args.gpus_per_node, args.cpus_per_rank, max(0.0, deadline - time.monotonic()))
         opts = resource_pool.slot_options(groups, args.gpus_per_node, args.cpus_per_rank)
-        ranks = [AllReduceRank.options(**o).remote(r, n, elements) for r, o in enumerate(opts)]
+        ranks = [AllReduceRank.options(**o).remote(r, n, elements, stall=(r == args.simulate_stall_rank)) for r, o in enumerate(opts)]
         probe_refs = [r.probe.remote() for r in ranks]
         _wait_all(probe_refs, deadline, list(range(n)))
         probes = ray.get(probe_refs)

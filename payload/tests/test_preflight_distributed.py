@@ -29,3 +29,11 @@ def test_world_size_above_the_gpus_fails_within_the_timeout(ray_cluster, tmp_pat
     assert proc.returncode == 3 and time.monotonic() - started < 60
     res = result_of(proc)
     assert not res["ok"] and "Total available GPUs 2 is less than total desired GPUs 3" in res["reason"]
+
+
+def test_a_hanging_rank_becomes_exit_3_with_its_rank(ray_cluster, tmp_path):
+    started = time.monotonic()
+    proc = run_module("ragen_toy.preflight", ["--world-size", "2", "--address", ray_cluster, "--timeout-s", "8", "--simulate-stall-rank", "1"], tmp_path)
+    assert proc.returncode == 3 and time.monotonic() - started < 60
+    res = result_of(proc)
+    assert res["reason"].startswith("all-reduce did not finish within 8 s: ranks [1] did not report"), res["reason"]
