@@ -55,6 +55,8 @@ export function allReduceArgv(spec: ExperimentSpec, timeoutSeconds: number, outP
     'ragen_toy.preflight',
     '--world-size',
     String(spec.trainer.nnodes * spec.trainer.nGpusPerNode),
+    '--gpus-per-node',
+    String(spec.trainer.nGpusPerNode),
     '--address',
     'auto',
     '--size-mb',

@@ -87,6 +87,24 @@ export async function startWorker(config: LauncherConfig, state: LocalClusterSta
 }
 
 /**
+ * Nodes sharing a host and temp dir pick their socket names (`raylet.N`) by looking at what exists,
+ * so two starting at once collide and one times out. Wait for each node to register before the next.
+ */
+export async function waitForAliveNodes(dashboardUrl: string, count: number, timeoutMs = 60_000): Promise<boolean> {
+  const dashboard = new RayDashboardClient(dashboardUrl);
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await dashboard.nodes()).filter((n) => n.alive).length >= count) return true;
+    } catch {
+      // the dashboard may be busy while a node registers
+    }
+    await sleep(300);
+  }
+  return false;
+}
+
+/**
  * Stop every process of the cluster: SIGTERM the node process groups, then anything left that
  * carries the cluster's marker, then SIGKILL. Returns the pids still alive at the end (should be none).
  */

@@ -6,7 +6,7 @@ import type { ClusterHandle, ClusterStatus } from '../../spec/cluster.js';
 import type { ExperimentSpec } from '../../spec/experiment.js';
 import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
 import { RayDashboardClient } from '../ray/dashboard-client.js';
-import { type LauncherConfig, ensureDir, startHead, startWorker, stopCluster } from './launcher.js';
+import { type LauncherConfig, ensureDir, startHead, startWorker, stopCluster, waitForAliveNodes } from './launcher.js';
 import { freePorts } from './ports.js';
 import { clusterProcesses, pidAlive } from './processes.js';
 import { type LocalClusterState, clusterDir, readState, writeState } from './state.js';
@@ -84,6 +84,8 @@ export class LocalBackend implements ComputeBackend {
       for (let i = 0; i < group.replicas; i++) {
         state.nodes.push(await startWorker(this.config, state, dir, group.name, i, group.gpusPerWorker, group.cpusPerWorker));
         await writeState(dir, state);
+        // A node that does not register in time is left to the join stage to report.
+        await waitForAliveNodes(state.dashboardUrl, state.nodes.length);
       }
     }
     state.complete = true;

@@ -1,4 +1,10 @@
-/** Small JSON-over-HTTP helper for the Ray head's dashboard API, with a per-request timeout. */
+import { request } from 'node:http';
+
+/**
+ * Small JSON-over-HTTP helper for the Ray head's dashboard API, with a per-request timeout.
+ * node:http rather than fetch: fetch always sends `Sec-Fetch-Mode`, and Ray's dashboard refuses
+ * POSTs that look like browser traffic (HTTP 405).
+ */
 
 export class RayHttpError extends Error {
   constructor(
@@ -11,14 +17,34 @@ export class RayHttpError extends Error {
   }
 }
 
-export async function requestJson<T>(url: string, init: { method?: string; body?: unknown; timeoutMs?: number } = {}): Promise<T> {
-  const response = await fetch(url, {
-    method: init.method ?? 'GET',
-    headers: init.body === undefined ? undefined : { 'content-type': 'application/json' },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-    signal: AbortSignal.timeout(init.timeoutMs ?? 10_000),
+export function requestJson<T>(url: string, init: { method?: string; body?: unknown; timeoutMs?: number } = {}): Promise<T> {
+  const payload = init.body === undefined ? undefined : JSON.stringify(init.body);
+  return new Promise<T>((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: init.method ?? 'GET',
+        headers: { 'user-agent': 'ragen-orchestrator', accept: 'application/json', ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) },
+        timeout: init.timeoutMs ?? 10_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const status = res.statusCode ?? 0;
+          if (status < 200 || status >= 300) return reject(new RayHttpError(status, url, text));
+          try {
+            resolve((text ? JSON.parse(text) : {}) as T);
+          } catch (err) {
+            reject(new Error(`Ray dashboard ${url} answered with invalid JSON: ${(err as Error).message}`));
+          }
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`Ray dashboard ${url} did not answer within ${init.timeoutMs ?? 10_000} ms`)));
+    req.on('error', reject);
+    req.end(payload);
   });
-  const text = await response.text();
-  if (!response.ok) throw new RayHttpError(response.status, url, text);
-  return (text ? JSON.parse(text) : {}) as T;
 }
