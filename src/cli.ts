@@ -1,3 +1,4 @@
+import { DefaultLogger, type LogLevel, Runtime } from '@temporalio/worker';
 import { loadConfig } from './config.js';
 import { devCommand, withEmbeddedStack } from './cli/embedded.js';
 import { cancelCommand, statusCommand } from './cli/manage.js';
@@ -12,6 +13,8 @@ const USAGE = `usage: ragen-orchestrator <command>
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  // The CLI shows its own status lines; the SDK's INFO chatter would bury them.
+  Runtime.install({ logger: new DefaultLogger((process.env['RAGEN_LOG_LEVEL'] as LogLevel | undefined) ?? 'WARN') });
   const config = loadConfig();
   switch (command) {
     case 'run': {

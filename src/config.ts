@@ -10,7 +10,7 @@ const ConfigSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().default('default'),
   RAGEN_TASK_QUEUE: z.string().default('ragen-orchestrator'),
   /** Short on purpose: Ray puts unix sockets under it, and socket paths are limited to 107 bytes. */
-  RAGEN_RUN_ROOT: z.string().startsWith('/', 'RAGEN_RUN_ROOT must be absolute').default('/tmp/ro'),
+  RAGEN_RUN_ROOT: z.string().startsWith('/', 'RAGEN_RUN_ROOT must be absolute').max(24, 'RAGEN_RUN_ROOT must be at most 24 characters (Ray socket paths are limited to 107 bytes)').default('/tmp/ro'),
   RAGEN_VENV: z.string().default(join(REPO_ROOT, '.venv')),
   /** Ray rewrites 127.0.0.1 to the host's address; another loopback address keeps it on loopback. */
   RAGEN_NODE_IP: z.string().default('127.0.0.2'),

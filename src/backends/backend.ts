@@ -1,11 +1,9 @@
 import type { ClusterHandle, ClusterOwner, ClusterStatus } from '../spec/cluster.js';
 import type { ExperimentSpec } from '../spec/experiment.js';
 
-export interface PreflightCheck {
-  name: string;
-  ok: boolean;
-  detail: string;
-}
+import type { PreflightCheck } from '../spec/results.js';
+
+export type { PreflightCheck };
 
 export interface CreateClusterRequest {
   name: string;

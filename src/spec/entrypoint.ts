@@ -27,6 +27,8 @@ export function trainArgv(spec: ExperimentSpec, checkpointDir: string, resume: R
     `seed.val=${spec.validation.seed}`,
     '+ray_kwargs.ray_init.address=auto',
   ];
+  // Keep every checkpoint the run makes (verl keeps 1 by default): nothing a run made is lost.
+  if (!('trainer.max_actor_ckpt_to_keep' in t.overrides)) argv.push('trainer.max_actor_ckpt_to_keep=null');
   if (resume.mode === 'resume_path') argv.push(`trainer.resume_from_path=${resume.path}`);
   for (const [key, value] of Object.entries(t.overrides)) argv.push(`${key}=${String(value)}`);
   return argv;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ClusterHandleSchema, RayNodeSchema } from './cluster.js';
 import { ExperimentSpecSchema } from './experiment.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
-import { AllReduceResultSchema, CheckpointRecordSchema, OutcomeSchema, StageRecordSchema, ValidationResultSchema } from './results.js';
+import { AllReduceResultSchema, CheckpointRecordSchema, PreflightCheckSchema, OutcomeSchema, StageRecordSchema, ValidationResultSchema } from './results.js';
 
 /** Everything needed to reproduce a run (design.md, "The manifest"). Written once, never overwritten. */
 export const ManifestSchema = z.strictObject({
@@ -23,7 +23,7 @@ export const ManifestSchema = z.strictObject({
     nodes: z.array(RayNodeSchema),
     submits: z.number(),
   }),
-  preflight: z.strictObject({ checks: z.array(z.strictObject({ name: z.string(), ok: z.boolean(), detail: z.string() })), allReduce: AllReduceResultSchema.optional() }),
+  preflight: z.strictObject({ checks: z.array(PreflightCheckSchema), allReduce: AllReduceResultSchema.optional() }),
   resumedFrom: z.string().optional(),
   checkpointDir: z.string(),
   checkpoints: z.array(CheckpointRecordSchema),

@@ -49,3 +49,6 @@ export type StageName = StageRecord['stage'];
 
 export const OutcomeSchema = z.strictObject({ outcome: StageOutcomeSchema, error: z.string().optional() });
 export type Outcome = z.infer<typeof OutcomeSchema>;
+
+export const PreflightCheckSchema = z.strictObject({ name: z.string(), ok: z.boolean(), detail: z.string() });
+export type PreflightCheck = z.infer<typeof PreflightCheckSchema>;

@@ -1,13 +1,12 @@
 import { ApplicationFailure, CancellationScope, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { JoinResult } from '../activities/join.js';
-import type { PreflightCheck } from '../backends/backend.js';
 import type { ClusterHandle } from '../spec/cluster.js';
 import { trainArgv, type ResumeFrom } from '../spec/entrypoint.js';
 import { ErrorTypes } from '../spec/error-types.js';
 import type { ExperimentInput, ExperimentResult, ExperimentStatus } from '../spec/experiment-input.js';
 import type { ManifestDraft } from '../spec/manifest.js';
 import { clusterName } from '../spec/naming.js';
-import type { AllReduceResult, Outcome, StageName, StageRecord, ValidationResult } from '../spec/results.js';
+import type { AllReduceResult, Outcome, PreflightCheck, StageName, StageRecord, ValidationResult } from '../spec/results.js';
 import { workflowNowIso } from './clock.js';
 import { withDeadline } from './deadline.js';
 import {

@@ -3,6 +3,7 @@ import { readdir, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ClusterHandle, ClusterStatus } from '../../spec/cluster.js';
+import { shortHash } from '../../spec/naming.js';
 import type { ExperimentSpec } from '../../spec/experiment.js';
 import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
 import { RayDashboardClient } from '../ray/dashboard-client.js';
@@ -72,7 +73,9 @@ export class LocalBackend implements ComputeBackend {
       nodeIp: this.config.nodeIp,
       gcsPort,
       dashboardUrl: `http://127.0.0.1:${dashboardPort}`,
-      tempDir: join(dir, 'ray'),
+      // Ray's unix sockets live under <temp>/session_<timestamp>/sockets/ and must fit in 107 bytes:
+      // the temp dir is <runRoot>/<8 hex>, not the (long) cluster dir.
+      tempDir: join(this.config.runRoot, shortHash(name)),
       complete: false,
       nodes: [],
     };
@@ -125,7 +128,7 @@ export class LocalBackend implements ComputeBackend {
     if (left.length > 0) throw new Error(`teardown of ${handle.name}: processes still alive after SIGKILL: ${left.join(', ')}`);
     // Logs stay for the user; the state file goes, which is what "the cluster exists" means here.
     await rm(join(dir, 'cluster.json'), { force: true });
-    await rm(state?.tempDir ?? join(dir, 'ray'), { recursive: true, force: true });
+    await rm(state?.tempDir ?? join(this.config.runRoot, shortHash(handle.name)), { recursive: true, force: true });
     return { alreadyGone: false };
   }
 

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The README's test command: installs what it needs (scripts/setup.sh), then runs every suite:
+# typecheck, lint, unit, activity and workflow tests (time-skipping server), the integration test
+# (real Temporal dev server, real Ray, real payload) and the payload's pytest suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export RAY_USAGE_STATS_ENABLED=0
+
+echo "== typecheck"; npx tsc --noEmit
+echo "== lint"; npx eslint src test
+echo "== node tests"
+# One file at a time: Ray clusters and Temporal servers share this machine's two cores.
+node --import tsx --test --test-concurrency=1 \
+  test/unit/*.test.ts test/activities/*.test.ts test/workflows/*.test.ts test/integration/*.test.ts
+echo "== payload tests"
+.venv/bin/python -m pytest payload/tests -q

@@ -1,0 +1,59 @@
+import type { RayHeadApi, RayJobInfo, RayJobStatus } from '../../src/backends/ray/dashboard-client.js';
+import type { ComputeBackend } from '../../src/backends/backend.js';
+import type { ClusterStatus } from '../../src/spec/cluster.js';
+
+/**
+ * Stand-in for a Ray head in activity unit tests (the real head is exercised by the integration
+ * tests). A test scripts the job's status and logs; calls are recorded.
+ */
+export class FakeRayHead implements RayHeadApi {
+  status: RayJobStatus = 'RUNNING';
+  logs = '';
+  submitted: string[] = [];
+  stopped: string[] = [];
+  async rayVersion() {
+    return '2.60.0';
+  }
+  async nodes() {
+    return [];
+  }
+  async submitJob(id: string) {
+    const created = !this.submitted.includes(id);
+    this.submitted.push(id);
+    return { created };
+  }
+  async job(id: string): Promise<RayJobInfo> {
+    return { submissionId: id, status: this.status, message: '' };
+  }
+  async jobLogs() {
+    return this.logs;
+  }
+  async stopJob(id: string) {
+    this.stopped.push(id);
+    this.status = 'STOPPED';
+  }
+}
+
+/** Stand-in backend whose describeCluster answers what the test sets. */
+export function fakeBackend(status: () => ClusterStatus): ComputeBackend {
+  return {
+    kind: 'local',
+    resolveArgv: (argv) => [...argv],
+    preflight: async () => [],
+    plannedRayVersion: async () => '2.60.0',
+    createCluster: async () => {
+      throw new Error('not used');
+    },
+    describeCluster: async () => status(),
+    deleteCluster: async () => ({ alreadyGone: false }),
+    listClusters: async () => [],
+  };
+}
+
+export const readyCluster = (workers: number, gpus: number): ClusterStatus => ({
+  phase: 'ready',
+  nodes: [],
+  workersAlive: workers,
+  gpusRegistered: gpus,
+  headRayVersion: '2.60.0',
+});

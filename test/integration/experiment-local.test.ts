@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { createActivities } from '../../src/activities/index.js';
+import { RayDashboardClient } from '../../src/backends/ray/dashboard-client.js';
+import { createBackends } from '../../src/backends/registry.js';
+import { loadConfig } from '../../src/config.js';
+import { signalProgress } from '../../src/progress-reporter.js';
+import { ManifestSchema } from '../../src/spec/manifest.js';
+import type { experiment } from '../../src/workflows/experiment.js';
+import { rayProcesses } from '../helpers/processes.js';
+import { testInput, testSpec, validSpecYaml } from '../helpers/specs.js';
+import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
+
+const run = promisify(execFile);
+
+let env: TestWorkflowEnvironment;
+let storage: string;
+const runRoot = `/tmp/ro-it-${process.pid}`;
+
+before(async () => {
+  assert.deepEqual(await rayProcesses(), [], 'no Ray process may be running before the test');
+  env = await devServerEnv();
+  storage = await mkdtemp(join(tmpdir(), 'ragen-it-'));
+});
+after(async () => {
+  await env?.teardown();
+  if (!process.env["KEEP_RUN_ROOT"]) await rm(runRoot, { recursive: true, force: true });
+});
+
+describe('experiment on the real dev server, real Ray, real payload (local backend)', () => {
+  it('runs all stages, archives a manifest with validation success, and leaves no Ray process', async () => {
+    const config = { ...loadConfig(), RAGEN_RUN_ROOT: runRoot, RAGEN_POLL_INTERVAL_MS: 1000 };
+    const taskQueue = uniqueId('it');
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: await workflowBundle(),
+      activities: createActivities({
+        backends: createBackends(config),
+        rayHead: (url) => new RayDashboardClient(url),
+        reportProgress: signalProgress(env.client),
+        pollIntervalMs: config.RAGEN_POLL_INTERVAL_MS,
+      }),
+    });
+    const spec = testSpec({}, storage);
+    const result = await worker.runUntil(
+      env.client.workflow.execute<typeof experiment>('experiment', { taskQueue, workflowId: uniqueId('it-wf'), args: [testInput(spec)] }),
+    );
+    assert.equal(result.outcome, 'succeeded', JSON.stringify(result, null, 2));
+    assert.equal(result.training.finalStep, 20);
+    assert.equal(result.teardown.outcome, 'succeeded');
+    const manifest = ManifestSchema.parse(JSON.parse(await readFile(result.archive.manifestPath ?? '', 'utf8')));
+    assert.equal(manifest.rayVersion.observedOnHead, '2.60.0');
+    assert.deepEqual(manifest.checkpoints.map((c) => c.step), [10, 20]);
+    assert.equal(manifest.cluster.nodes.filter((n) => n.alive && !n.isHead).length, 2);
+    assert.ok(manifest.preflight.allReduce?.ok, 'the all-reduce check ran on the joined workers');
+    assert.ok((manifest.validation.result?.success_rate ?? 0) > 0.5, `validation success ${manifest.validation.result?.success_rate}`);
+    assert.deepEqual(manifest.stages.map((s) => s.stage), ['preflight', 'verify', 'submit', 'join', 'train', 'validate', 'archive']);
+    assert.deepEqual(await rayProcesses(), [], 'teardown left Ray processes');
+  });
+
+  it('refuses bad specs in the CLI before any server, worker or cluster starts', async () => {
+    const cases: [string, RegExp][] = [
+      [validSpecYaml(storage).replace('nnodes: 2', 'nnodes: 4'), /trainer\.nnodes: .*4 x 1 = 4, but the worker groups provide 2 GPUs/],
+      [validSpecYaml(storage).replace('checkpointDir: ', 'checkpointDir: relative'), /storage\.checkpointDir: must be an absolute path/],
+      [`${validSpecYaml(storage)}image: ray:latest\n`, /image: image 'ray:latest' is not pinned by an immutable digest/],
+      [`${validSpecYaml(storage)}gpus: 2\n`, /gpus: unknown field/],
+      ['name: [', /malformed YAML/],
+    ];
+    const emptyRoot = `/tmp/ro-bad-${process.pid}`;
+    for (const [yaml, expected] of cases) {
+      const file = join(storage, `bad-${Math.random().toString(36).slice(2)}.yaml`);
+      await import('node:fs/promises').then((fs) => fs.writeFile(file, yaml));
+      const failed = await run('npx', ['tsx', 'src/cli.ts', 'run', '--embedded', file], {
+        env: { ...process.env, RAGEN_RUN_ROOT: emptyRoot, TEMPORAL_ADDRESS: '127.0.0.1:1' },
+      }).then(
+        () => assert.fail('the bad spec was accepted'),
+        (err: { code: number; stderr: string }) => err,
+      );
+      assert.equal(failed.code, 2, failed.stderr);
+      assert.match(failed.stderr, expected);
+    }
+    await assert.rejects(readdir(emptyRoot), /ENOENT/, 'nothing was created');
+    assert.deepEqual(await rayProcesses(), []);
+  });
+});

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { createArchive } from '../../src/activities/archive.js';
+import type { ManifestDraft } from '../../src/spec/manifest.js';
+import { testInput, testSpec } from '../helpers/specs.js';
+
+async function draftWithCheckpoints(root: string, steps: number[], tracker: number): Promise<ManifestDraft> {
+  const checkpointDir = join(root, 'ckpt');
+  for (const step of steps) {
+    await mkdir(join(checkpointDir, `global_step_${step}`, 'actor'), { recursive: true });
+    await writeFile(join(checkpointDir, `global_step_${step}`, 'actor', 'model_world_size_2_rank_0.npz'), `weights ${step}`);
+  }
+  await writeFile(join(checkpointDir, 'latest_checkpointed_iteration.txt'), String(tracker));
+  const spec = testSpec({}, root);
+  return {
+    experiment: spec.name,
+    temporal: { workflowId: 'wf-1', runId: 'run-1', namespace: 'default', taskQueue: 'q' },
+    provenance: testInput(spec).provenance,
+    image: { verified: false, note: 'none' },
+    rayVersion: { declared: '2.60.0' },
+    environment: { envTag: 'CoordSokoban', overrides: {} },
+    seeds: { train: 10000, val: 123 },
+    resolvedSpec: spec,
+    entrypoint: ['python'],
+    cluster: { backend: 'local', shape: { headCpus: 1, workerGroups: [] }, nodes: [], submits: 1 },
+    preflight: { checks: [] },
+    checkpointDir,
+    training: { outcome: 'succeeded', finalStep: tracker, totalTrainingSteps: tracker },
+    validation: { outcome: 'skipped' },
+    stages: [{ stage: 'archive', attempt: 0, startedAt: '2026-01-01T00:00:00.000Z' }],
+    outcome: 'succeeded',
+  };
+}
+
+describe('archive', () => {
+  it('hashes only complete checkpoints (at or below the tracker) and writes the manifest once', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'archive-'));
+    const draft = await draftWithCheckpoints(root, [10, 20, 30], 20);
+    const archive = createArchive();
+    const first = await archive({ draft, archiveDir: join(root, 'archive') });
+    assert.equal(first.checkpoints, 2, 'global_step_30 is not named by the tracker yet');
+    const manifest = JSON.parse(await readFile(first.manifestPath, 'utf8'));
+    assert.deepEqual(manifest.checkpoints.map((c: { step: number }) => c.step), [10, 20]);
+    assert.match(manifest.checkpoints[0].files[0].sha256, /^[0-9a-f]{64}$/);
+    const again = await archive({ draft, archiveDir: join(root, 'archive') });
+    assert.equal(again.sha256, first.sha256, 'a retry with the same content succeeds');
+  });
+
+  it('never overwrites a different existing manifest', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'archive-'));
+    const draft = await draftWithCheckpoints(root, [10], 10);
+    const archive = createArchive();
+    const first = await archive({ draft, archiveDir: join(root, 'archive') });
+    const before = await readFile(first.manifestPath, 'utf8');
+    await assert.rejects(archive({ draft: { ...draft, outcome: 'failed' }, archiveDir: join(root, 'archive') }), /already exists/);
+    assert.equal(await readFile(first.manifestPath, 'utf8'), before);
+  });
+});
