@@ -1,0 +1,14 @@
+# The orchestrator worker for deployment (docker-compose.yml). The Ray cluster it drives runs
+# elsewhere (KubeRay) or, for the local backend, inside this container.
+FROM node:20-bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv python3-pip git && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json requirements.txt ./
+COPY payload ./payload
+COPY scripts ./scripts
+RUN PYTHON=python3 bash scripts/setup.sh
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npx tsc -p tsconfig.build.json
+ENV TEMPORAL_ADDRESS=temporal:7233
+CMD ["node", "dist/worker.js"]
