@@ -13,10 +13,13 @@ os.environ.setdefault("RAY_DEDUP_LOGS", "0")
 def ray_cluster():
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "num_gpus": 0})
+    # A loopback address other than 127.0.0.1 (which Ray rewrites to the host's address) keeps
+    # every node and connection of the test cluster on loopback.
+    ip = "127.0.0.2"
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "num_gpus": 0, "node_ip_address": ip})
     try:
-        cluster.add_node(num_cpus=1, num_gpus=1)
-        cluster.add_node(num_cpus=1, num_gpus=1)
+        cluster.add_node(num_cpus=1, num_gpus=1, node_ip_address=ip)
+        cluster.add_node(num_cpus=1, num_gpus=1, node_ip_address=ip)
         cluster.wait_for_nodes()
         yield cluster.address
     finally:
