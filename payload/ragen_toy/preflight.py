@@ -154,7 +154,7 @@ def run(args) -> tuple[int, dict]:
         median = statistics.median(latencies) if latencies else 0.0
         algbw = result["bytes"] / median if median > 0 else 0.0
         result["latency_ms"] = round(median * 1000, 4)
-        result["bus_bandwidth_gbps"] = round(algbw * 2 * (n - 1) / n * 8 / 1e9, 6)  # gigabits/s, nccl-tests' busbw
+        result["bus_bandwidth_gbps"] = round(algbw * 2 * (n - 1) / n / 1e9, 6)  # GB/s, as nccl-tests reports busbw
         if mismatches:
             result["reason"] = f"all-reduce result is wrong: {mismatches} element(s) differ from the exact sum"
             return EXIT_WRONG, result

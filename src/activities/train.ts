@@ -14,6 +14,8 @@ import { heartbeatAndWait, previousDetails, workflowIdOfActivity } from './heart
 import { logTail } from './ray-job.js';
 import { summarizeTrainLog } from './train-log.js';
 
+const PROGRESS_REPORT_INTERVAL_MS = 10_000;
+
 export interface TrainInput {
   spec: ExperimentSpec;
   handle: ClusterHandle;
@@ -46,6 +48,7 @@ export function createTrain(deps: ActivityDeps) {
     const beat: TrainHeartbeat = before ?? { step: 0, lastCheckpointStep: 0, submissionId: id, lastProgressAt: Date.now() };
     const workflowId = workflowIdOfActivity();
     const total = spec.trainer.totalTrainingSteps;
+    let lastReportAt = 0;
     await dashboard.submitJob(id, shellQuote(argv), { VERL_FILE_LOGGER_PATH: `${checkpointDir}/metrics.jsonl` });
     try {
       for (;;) {
@@ -55,10 +58,16 @@ export function createTrain(deps: ActivityDeps) {
         const summary = summarizeTrainLog(logs);
         const checkpoint = (await readTracker(checkpointDir)) ?? beat.lastCheckpointStep;
         if (summary.lastStep > beat.step || checkpoint > beat.lastCheckpointStep) {
+          const newCheckpoint = checkpoint > beat.lastCheckpointStep;
           beat.step = Math.max(beat.step, summary.lastStep);
           beat.lastCheckpointStep = checkpoint;
           beat.lastProgressAt = Date.now();
-          await deps.reportProgress(workflowId, { step: beat.step, lastCheckpointStep: beat.lastCheckpointStep }).catch(() => undefined);
+          // Each signal is a history event: report every checkpoint, steps at most every 10 s,
+          // so a week-long run keeps a small history.
+          if (newCheckpoint || beat.lastProgressAt - lastReportAt >= PROGRESS_REPORT_INTERVAL_MS) {
+            lastReportAt = beat.lastProgressAt;
+            await deps.reportProgress(workflowId, { step: beat.step, lastCheckpointStep: beat.lastCheckpointStep }).catch(() => undefined);
+          }
         }
         if (job.status === 'SUCCEEDED') {
           if (summary.earlyStopped.length > 0 || summary.lastStep < total || checkpoint < total) {
