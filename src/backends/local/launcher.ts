@@ -108,7 +108,7 @@ export async function waitForAliveNodes(dashboardUrl: string, count: number, tim
  * Stop every process of the cluster: SIGTERM the node process groups, then anything left that
  * carries the cluster's marker, then SIGKILL. Returns the pids still alive at the end (should be none).
  */
-export async function stopCluster(state: Pick<LocalClusterState, 'name' | 'nodes'>, graceMs = 10_000): Promise<number[]> {
+export async function stopCluster(state: Pick<LocalClusterState, 'name' | 'nodes'>, graceMs = 5_000): Promise<number[]> {
   const workersFirst = [...state.nodes].sort((a, b) => (a.role === b.role ? 0 : a.role === 'worker' ? -1 : 1));
   for (const node of workersFirst) signalProcessGroup(node.pid, 'SIGTERM');
   signalPids(await clusterProcesses(state.name), 'SIGTERM');
