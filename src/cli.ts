@@ -1,7 +1,7 @@
 import { DefaultLogger, type LogLevel, Runtime } from '@temporalio/worker';
 import { loadConfig } from './config.js';
 import { devCommand, withEmbeddedStack } from './cli/embedded.js';
-import { cancelCommand, statusCommand } from './cli/manage.js';
+import { cancelCommand, reaperInstallCommand, statusCommand } from './cli/manage.js';
 import { prepareRun, runCommand } from './cli/run.js';
 import { SpecError } from './spec/spec-error.js';
 
@@ -9,7 +9,13 @@ const USAGE = `usage: ragen-orchestrator <command>
   run [--embedded] <spec.yaml>   start an experiment and follow it (--embedded: own dev server + worker)
   status <workflow id>           show a workflow's state and live status
   cancel <workflow id>           cancel gracefully (teardown always runs)
-  dev                            Temporal dev server (persistent db) plus a worker`;
+  reaper install [--every S] [--grace S]   schedule the teardown backstop (default every 300 s, grace 120 s)
+  dev                            Temporal dev server (persistent db), a worker and the reaper schedule`;
+
+function flag(args: string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -30,6 +36,9 @@ async function main(argv: string[]): Promise<number> {
       break;
     case 'cancel':
       if (rest[0]) return cancelCommand(config, rest[0]);
+      break;
+    case 'reaper':
+      if (rest[0] === 'install') return reaperInstallCommand(config, Number(flag(rest, '--every') ?? 300), Number(flag(rest, '--grace') ?? 120));
       break;
     case 'dev':
       return devCommand(config);

@@ -1,17 +1,29 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
-import { createActivities } from './activities/index.js';
+import { type ActivityDeps, createActivities } from './activities/index.js';
 import { RayDashboardClient } from './backends/ray/dashboard-client.js';
 import { createBackends } from './backends/registry.js';
 import { type OrchestratorConfig, loadConfig } from './config.js';
 import { signalProgress } from './progress-reporter.js';
+import { describeWorkflowStatus } from './workflow-status.js';
 
 /** Path of the workflow bundle's entry, next to this file (.ts under tsx, .js once built). */
 export const workflowsPath = fileURLToPath(new URL(`./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
 
+/** The real dependencies of the activities: backends from the config, Temporal through the client. */
+export function activityDeps(config: OrchestratorConfig, client: Client): ActivityDeps {
+  return {
+    backends: createBackends(config),
+    rayHead: (url) => new RayDashboardClient(url),
+    reportProgress: signalProgress(client),
+    workflowStatus: describeWorkflowStatus(client),
+    pollIntervalMs: config.RAGEN_POLL_INTERVAL_MS,
+  };
+}
+
 /** Composition root: real backends, a client for progress signals, the worker. */
-export async function createWorker(config: OrchestratorConfig): Promise<{ worker: Worker; close: () => Promise<void> }> {
+export async function createWorker(config: OrchestratorConfig): Promise<{ worker: Worker; client: Client; close: () => Promise<void> }> {
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
@@ -20,15 +32,11 @@ export async function createWorker(config: OrchestratorConfig): Promise<{ worker
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.RAGEN_TASK_QUEUE,
     workflowsPath,
-    activities: createActivities({
-      backends: createBackends(config),
-      rayHead: (url) => new RayDashboardClient(url),
-      reportProgress: signalProgress(client),
-      pollIntervalMs: config.RAGEN_POLL_INTERVAL_MS,
-    }),
+    activities: createActivities(activityDeps(config, client)),
   });
   return {
     worker,
+    client,
     close: async () => {
       await clientConnection.close();
       await connection.close();

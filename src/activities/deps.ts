@@ -9,6 +9,8 @@ export interface ActivityDeps {
   reportProgress(workflowId: string, progress: Progress): Promise<void>;
   /** The Ray head's HTTP API at a dashboard URL (jobs, nodes, version). */
   rayHead(dashboardUrl: string): RayHeadApi;
+  /** The state of a workflow by id (latest run); undefined when no such workflow exists. */
+  workflowStatus(workflowId: string): Promise<{ status: string; closeTime?: string } | undefined>;
   /** Poll interval of the heartbeat loops. */
   pollIntervalMs: number;
 }

@@ -3,6 +3,7 @@ import { createArchive } from './archive.js';
 import type { ActivityDeps } from './deps.js';
 import { createAwaitJoin } from './join.js';
 import { createPreflight } from './preflight.js';
+import { createReapClusters } from './reap.js';
 import { createSubmitCluster } from './submit.js';
 import { createTeardown } from './teardown.js';
 import { createTrain } from './train.js';
@@ -21,6 +22,7 @@ export function createActivities(deps: ActivityDeps) {
     validate: createValidate(deps),
     archive: createArchive(),
     teardown: createTeardown(deps),
+    reapClusters: createReapClusters(deps),
   };
 }
 

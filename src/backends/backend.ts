@@ -16,6 +16,7 @@ export interface OwnedCluster {
   handle: ClusterHandle;
   /** undefined when the owner label or state is missing or malformed. */
   owner: ClusterOwner | undefined;
+  createdAt?: string;
   problem?: string;
 }
 

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
 import { REPO_ROOT, type OrchestratorConfig } from '../config.js';
+import { installReaperSchedule } from './reaper-schedule.js';
 import { createWorker } from '../worker.js';
 import { type DevServer, startDevServer, temporalReachable } from './dev-server.js';
 
@@ -7,7 +9,7 @@ import { type DevServer, startDevServer, temporalReachable } from './dev-server.
  * The embedded default: a Temporal dev server from the venv (persistent db under .run/) unless one
  * already answers at TEMPORAL_ADDRESS, plus a worker in this process.
  */
-export async function withEmbeddedStack<T>(config: OrchestratorConfig, fn: () => Promise<T>): Promise<T> {
+export async function withEmbeddedStack<T>(config: OrchestratorConfig, fn: (client: Client) => Promise<T>): Promise<T> {
   let server: DevServer | undefined;
   if (!(await temporalReachable(config.TEMPORAL_ADDRESS))) {
     const port = Number(config.TEMPORAL_ADDRESS.split(':').at(-1));
@@ -20,10 +22,10 @@ export async function withEmbeddedStack<T>(config: OrchestratorConfig, fn: () =>
       logFile: join(REPO_ROOT, '.run', 'temporal.log'),
     });
   }
-  const { worker, close } = await createWorker(config);
+  const { worker, client, close } = await createWorker(config);
   const running = worker.run();
   try {
-    return await fn();
+    return await fn(client);
   } finally {
     worker.shutdown();
     await running;
@@ -34,7 +36,9 @@ export async function withEmbeddedStack<T>(config: OrchestratorConfig, fn: () =>
 
 /** `dev`: server and worker until Ctrl-C. */
 export async function devCommand(config: OrchestratorConfig): Promise<number> {
-  await withEmbeddedStack(config, async () => {
+  await withEmbeddedStack(config, async (client) => {
+    await installReaperSchedule(client, config.RAGEN_TASK_QUEUE, 300, { graceSeconds: 120 });
+    console.log('dev: reaper schedule installed (every 300 s, grace 120 s)');
     console.log(`dev: worker polling ${config.RAGEN_TASK_QUEUE}; Ctrl-C to stop`);
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);

@@ -1,6 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
+import { REAPER_SCHEDULE_ID } from '../spec/reaper.js';
 import { statusQuery } from '../workflows/definitions.js';
+import { installReaperSchedule } from './reaper-schedule.js';
 import { statusLine } from './watch.js';
 
 async function withClient<T>(config: OrchestratorConfig, fn: (client: Client) => Promise<T>): Promise<T> {
@@ -32,6 +34,19 @@ export async function cancelCommand(config: OrchestratorConfig, workflowId: stri
   return withClient(config, async (client) => {
     await client.workflow.getHandle(workflowId).cancel();
     console.log(`cancellation requested for ${workflowId}; teardown follows`);
+    return 0;
+  });
+}
+
+/** `reaper install`: the Temporal Schedule that runs the teardown backstop. */
+export async function reaperInstallCommand(config: OrchestratorConfig, everySeconds: number, graceSeconds: number): Promise<number> {
+  if (!(everySeconds > 0) || !(graceSeconds >= 0)) {
+    console.error('reaper install: --every must be > 0 and --grace >= 0 (seconds)');
+    return 2;
+  }
+  return withClient(config, async (client) => {
+    await installReaperSchedule(client, config.RAGEN_TASK_QUEUE, everySeconds, { graceSeconds });
+    console.log(`reaper schedule '${REAPER_SCHEDULE_ID}': every ${everySeconds} s, grace ${graceSeconds} s, overlap skip`);
     return 0;
   });
 }

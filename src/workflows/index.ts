@@ -1,2 +1,3 @@
 /** The workflow bundle's entry: every workflow the worker registers. */
 export { experiment } from './experiment.js';
+export { reaper } from './reaper.js';

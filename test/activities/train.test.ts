@@ -16,7 +16,7 @@ import { testSpec } from '../helpers/specs.js';
 const handle: ClusterHandle = { backend: 'local', name: 'c-a0', dashboardUrl: 'http://stand-in', owner: { experiment: 'e', workflowId: 'w', runId: 'r', attempt: 0 } };
 
 function deps(head: FakeRayHead, status: () => ClusterStatus = () => readyCluster(2, 2)): ActivityDeps {
-  return { backends: { local: fakeBackend(status) }, rayHead: () => head, reportProgress: async () => undefined, pollIntervalMs: 20 };
+  return { backends: { local: fakeBackend(status) }, rayHead: () => head, reportProgress: async () => undefined, workflowStatus: async () => undefined, pollIntervalMs: 20 };
 }
 
 describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {

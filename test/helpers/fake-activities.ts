@@ -19,6 +19,7 @@ export function fakeActivities(overrides: Partial<Activities> = {}) {
     validate: async ({ checkpointPath }) => ({ checkpoint: checkpointPath, step: 20, episodes: 32, seed: 123, success_rate: 0.75, mean_reward: 5, mean_actions: 4, records: [] }),
     archive: async ({ draft }) => ({ manifestPath: `/fake/${draft.temporal.workflowId}/manifest.json`, sha256: 'f'.repeat(64), checkpoints: 0 }),
     teardown: async () => ({ alreadyGone: false }),
+    reapClusters: async () => ({ startedAt: '', durationMs: 0, entries: [] }),
   };
   const merged = { ...base, ...overrides };
   const recorded = Object.fromEntries(

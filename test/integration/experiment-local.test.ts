@@ -8,10 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/index.js';
-import { RayDashboardClient } from '../../src/backends/ray/dashboard-client.js';
-import { createBackends } from '../../src/backends/registry.js';
 import { loadConfig } from '../../src/config.js';
-import { signalProgress } from '../../src/progress-reporter.js';
+import { activityDeps } from '../../src/worker.js';
 import { ManifestSchema } from '../../src/spec/manifest.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import { rayProcesses } from '../helpers/processes.js';
@@ -42,12 +40,7 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
       connection: env.nativeConnection,
       taskQueue,
       workflowBundle: await workflowBundle(),
-      activities: createActivities({
-        backends: createBackends(config),
-        rayHead: (url) => new RayDashboardClient(url),
-        reportProgress: signalProgress(env.client),
-        pollIntervalMs: config.RAGEN_POLL_INTERVAL_MS,
-      }),
+      activities: createActivities(activityDeps(config, env.client)),
     });
     const spec = testSpec({}, storage);
     const result = await worker.runUntil(

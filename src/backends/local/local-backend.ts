@@ -144,7 +144,7 @@ export class LocalBackend implements ComputeBackend {
       const dir = clusterDir(this.config.runRoot, name);
       try {
         const state = await readState(dir);
-        if (state) found.push({ handle: this.handle(state), owner: state.owner });
+        if (state) found.push({ handle: this.handle(state), owner: state.owner, createdAt: state.createdAt });
       } catch (err) {
         found.push({ handle: { backend: 'local', name, owner: { experiment: '?', workflowId: '?', runId: '?', attempt: 0 } }, owner: undefined, problem: `unreadable state: ${(err as Error).message}` });
       }
