@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createReapClusters } from '../src/activities/reap.js';
 import { loadConfig } from '../src/config.js';
+import type { ReaperReport } from '../src/spec/reaper.js';
 import { activityDeps } from '../src/worker.js';
 import { devServerEnv } from '../test/helpers/temporal.js';
 import { testInput } from '../test/helpers/specs.js';
@@ -24,7 +25,7 @@ try {
     await writeFile(join(runRoot, name, 'cluster.json'), JSON.stringify({ name, owner, createdAt: old, nodeIp: '127.0.0.2', gcsPort: 1, dashboardUrl: 'http://127.0.0.1:1', tempDir: join(runRoot, 't'), complete: true, nodes: [] }));
   }
   const deps = activityDeps({ ...loadConfig(), RAGEN_RUN_ROOT: runRoot }, env.client);
-  const report = await new MockActivityEnvironment().run(createReapClusters(deps), { graceSeconds: 60 });
+  const report: ReaperReport = await new MockActivityEnvironment().run(createReapClusters(deps), { graceSeconds: 60 });
   const count = (a: string) => report.entries.filter((e) => e.action === a).length;
   console.log(`reaper pass over ${report.entries.length} clusters: ${report.durationMs} ms (${count('kept')} kept, ${count('deleted')} deleted)`);
   await running.terminate('bench done');

@@ -8,7 +8,7 @@ bash scripts/setup.sh
 export RAY_USAGE_STATS_ENABLED=0
 
 echo "== typecheck"; npx tsc --noEmit
-echo "== lint"; npx eslint src test
+echo "== lint"; npx eslint src test bench
 echo "== node tests"
 # One file at a time: Ray clusters and Temporal servers share this machine's two cores.
 node --import tsx --test --test-concurrency=1 \
