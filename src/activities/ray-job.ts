@@ -2,6 +2,16 @@ import { CancelledFailure } from '@temporalio/common';
 import { type RayHeadApi, type RayJobInfo, TERMINAL_JOB_STATES } from '../backends/ray/dashboard-client.js';
 import { heartbeatAndWait } from './heartbeat-loop.js';
 
+/** Run `poll`; if the activity is cancelled meanwhile, stop the job before the cancellation propagates. */
+export async function stoppingJobOnCancel<T>(dashboard: RayHeadApi, submissionId: string, poll: () => Promise<T>): Promise<T> {
+  try {
+    return await poll();
+  } catch (err) {
+    if (err instanceof CancelledFailure) await dashboard.stopJob(submissionId).catch(() => undefined);
+    throw err;
+  }
+}
+
 /**
  * Submit a Ray job (idempotently, by submission id) and poll it to a terminal state, heartbeating.
  * On cancellation the job is stopped before the cancellation propagates.
@@ -13,16 +23,13 @@ export async function runRayJob(
   options: { pollIntervalMs: number; env?: Record<string, string> },
 ): Promise<{ job: RayJobInfo; logs: string }> {
   await dashboard.submitJob(submissionId, entrypoint, options.env ?? {});
-  try {
+  return stoppingJobOnCancel(dashboard, submissionId, async () => {
     for (;;) {
       const job = await dashboard.job(submissionId);
       if (job && TERMINAL_JOB_STATES.has(job.status)) return { job, logs: await dashboard.jobLogs(submissionId) };
       await heartbeatAndWait({ submissionId, status: job?.status ?? 'UNKNOWN' }, options.pollIntervalMs);
     }
-  } catch (err) {
-    if (err instanceof CancelledFailure) await dashboard.stopJob(submissionId).catch(() => undefined);
-    throw err;
-  }
+  });
 }
 
 export function logTail(logs: string, lines = 30): string {

@@ -1,5 +1,4 @@
 import { Context } from '@temporalio/activity';
-import { CancelledFailure } from '@temporalio/common';
 import type { ClusterHandle } from '../spec/cluster.js';
 import { type ResumeFrom, shellQuote, trainArgv } from '../spec/entrypoint.js';
 import { ErrorTypes } from '../spec/error-types.js';
@@ -11,7 +10,7 @@ import { readTracker } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { heartbeatAndWait, previousDetails, workflowIdOfActivity } from './heartbeat-loop.js';
-import { logTail } from './ray-job.js';
+import { logTail, stoppingJobOnCancel } from './ray-job.js';
 import { summarizeTrainLog } from './train-log.js';
 
 const PROGRESS_REPORT_INTERVAL_MS = 10_000;
@@ -49,8 +48,9 @@ export function createTrain(deps: ActivityDeps) {
     const workflowId = workflowIdOfActivity();
     const total = spec.trainer.totalTrainingSteps;
     let lastReportAt = 0;
+    const wantWorkers = workerNodes(spec);
     await dashboard.submitJob(id, shellQuote(argv), { VERL_FILE_LOGGER_PATH: `${checkpointDir}/metrics.jsonl` });
-    try {
+    return stoppingJobOnCancel(dashboard, id, async () => {
       for (;;) {
         const job = await dashboard.job(id);
         if (!job) throw permanent(ErrorTypes.ClusterLost, `training job ${id} no longer exists on ${handle.name}: the cluster was replaced or lost`);
@@ -80,9 +80,9 @@ export function createTrain(deps: ActivityDeps) {
           throw permanent(ErrorTypes.TrainingFailed, `training job ${id} ${job.status} at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${job.message}\n${logTail(logs)}`, beat);
         }
         const status = await backend.describeCluster(handle);
-        if (status.phase === 'ready' && status.workersAlive < workerNodes(spec)) {
+        if (status.phase === 'ready' && status.workersAlive < wantWorkers) {
           await dashboard.stopJob(id);
-          throw permanent(ErrorTypes.ClusterLost, `a worker node of ${handle.name} was lost during training (${status.workersAlive}/${workerNodes(spec)} alive) at step ${beat.step}`, beat);
+          throw permanent(ErrorTypes.ClusterLost, `a worker node of ${handle.name} was lost during training (${status.workersAlive}/${wantWorkers} alive) at step ${beat.step}`, beat);
         }
         if (status.phase === 'gone' || status.phase === 'failed') {
           throw permanent(ErrorTypes.ClusterLost, `cluster ${handle.name} is ${status.phase} during training: ${status.message ?? ''}`, beat);
@@ -93,9 +93,6 @@ export function createTrain(deps: ActivityDeps) {
         }
         await heartbeatAndWait(beat, deps.pollIntervalMs);
       }
-    } catch (err) {
-      if (err instanceof CancelledFailure) await dashboard.stopJob(id).catch(() => undefined);
-      throw err;
-    }
+    });
   };
 }

@@ -1,18 +1,9 @@
-import { Client, Connection } from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
 import { REAPER_SCHEDULE_ID } from '../spec/reaper.js';
 import { statusQuery } from '../workflows/definitions.js';
+import { withClient } from './client.js';
 import { installReaperSchedule } from './reaper-schedule.js';
 import { statusLine } from './watch.js';
-
-async function withClient<T>(config: OrchestratorConfig, fn: (client: Client) => Promise<T>): Promise<T> {
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  try {
-    return await fn(new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }));
-  } finally {
-    await connection.close();
-  }
-}
 
 /** `status <workflow id>`: the workflow's state and, while it runs, its live status. */
 export async function statusCommand(config: OrchestratorConfig, workflowId: string): Promise<number> {

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError } from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
 import { resolveProvenance } from '../provenance/git.js';
 import type { ExperimentInput, ExperimentResult } from '../spec/experiment-input.js';
 import { loadExperimentSpec } from '../spec/load.js';
 import type { experiment } from '../workflows/experiment.js';
+import { withClient } from './client.js';
 import { watchUntilClosed } from './watch.js';
 
 /**
@@ -18,9 +19,7 @@ export async function prepareRun(specPath: string): Promise<ExperimentInput> {
 
 export async function runCommand(config: OrchestratorConfig, input: ExperimentInput): Promise<number> {
   const { spec } = input;
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  try {
-    const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  return withClient(config, async (client) => {
     const workflowId = `experiment-${spec.name}-${randomUUID().slice(0, 8)}`;
     const handle = await client.workflow.start<typeof experiment>('experiment', { taskQueue: config.RAGEN_TASK_QUEUE, workflowId, args: [input] });
     console.log(`started ${workflowId} (run ${handle.firstExecutionRunId})`);
@@ -35,9 +34,7 @@ export async function runCommand(config: OrchestratorConfig, input: ExperimentIn
       if (details) printResult(details as ExperimentResult);
       return 1;
     }
-  } finally {
-    await connection.close();
-  }
+  });
 }
 
 export function printResult(r: ExperimentResult): void {
