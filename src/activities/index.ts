@@ -5,6 +5,7 @@ import { createAwaitJoin } from './join.js';
 import { createPreflight } from './preflight.js';
 import { createReapClusters } from './reap.js';
 import { createSubmitCluster } from './submit.js';
+import { createArchiveSweep } from './sweep-archive.js';
 import { createTeardown } from './teardown.js';
 import { createTrain } from './train.js';
 import { createValidate } from './validate.js';
@@ -23,6 +24,7 @@ export function createActivities(deps: ActivityDeps) {
     archive: createArchive(),
     teardown: createTeardown(deps),
     reapClusters: createReapClusters(deps),
+    archiveSweep: createArchiveSweep(),
   };
 }
 

@@ -17,6 +17,7 @@ export const ErrorTypes = {
   ValidationFailed: 'ValidationFailed',
   ManifestExists: 'ManifestExists',
   RunDeadlineExceeded: 'RunDeadlineExceeded',
+  SweepFailureBudgetExhausted: 'SweepFailureBudgetExhausted',
 } as const;
 
 export type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];

@@ -11,8 +11,9 @@ export class SpecError extends Error {
   constructor(
     readonly source: string,
     readonly issues: SpecIssue[],
+    kind = 'experiment spec',
   ) {
-    super(`${source}: invalid experiment spec\n${issues.map((i) => `  - ${i.field || '(root)'}: ${i.message}`).join('\n')}`);
+    super(`${source}: invalid ${kind}\n${issues.map((i) => `  - ${i.field || '(root)'}: ${i.message}`).join('\n')}`);
     this.name = 'SpecError';
   }
 }

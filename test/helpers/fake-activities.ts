@@ -20,6 +20,7 @@ export function fakeActivities(overrides: Partial<Activities> = {}) {
     archive: async ({ draft }) => ({ manifestPath: `/fake/${draft.temporal.workflowId}/manifest.json`, sha256: 'f'.repeat(64), checkpoints: 0 }),
     teardown: async () => ({ alreadyGone: false }),
     reapClusters: async () => ({ startedAt: '', durationMs: 0, entries: [] }),
+    archiveSweep: async ({ manifest }) => ({ manifestPath: `/fake/${manifest.temporal.workflowId}/sweep.json`, csvPath: `/fake/${manifest.temporal.workflowId}/sweep.csv`, sha256: 'f'.repeat(64) }),
   };
   const merged = { ...base, ...overrides };
   const recorded = Object.fromEntries(

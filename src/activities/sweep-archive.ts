@@ -1,0 +1,25 @@
+import { join } from 'node:path';
+import { SweepManifestSchema, type SweepManifest } from '../spec/sweep.js';
+import { sweepCsv } from '../spec/sweep-results.js';
+import { writeOnce } from './write-once.js';
+
+export function sweepManifestPaths(archiveDir: string, sweepName: string, sweepId: string): { manifestPath: string; csvPath: string } {
+  const dir = join(archiveDir, sweepName, sweepId);
+  return { manifestPath: join(dir, 'sweep.json'), csvPath: join(dir, 'sweep.csv') };
+}
+
+/**
+ * The sweep's archive: `<archiveDir>/<sweep>/<sweep id>/sweep.json` (zod SweepManifestSchema:
+ * parameters, outcome, validation success and manifest path of every child, ranked) and
+ * `sweep.csv` (the same table). Each file is written once via link(2) and never overwritten; a
+ * retry with the same content succeeds. Quick profile: local file writes only.
+ */
+export function createArchiveSweep() {
+  return async function archiveSweep(input: { manifest: SweepManifest; archiveDir: string }): Promise<{ manifestPath: string; csvPath: string; sha256: string }> {
+    const manifest = SweepManifestSchema.parse(input.manifest);
+    const paths = sweepManifestPaths(input.archiveDir, manifest.sweep, manifest.temporal.workflowId);
+    const sha256 = await writeOnce(paths.manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+    await writeOnce(paths.csvPath, sweepCsv(manifest.children));
+    return { ...paths, sha256 };
+  };
+}

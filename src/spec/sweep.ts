@@ -1,0 +1,154 @@
+import { z } from 'zod';
+import { ExperimentSpecSchema } from './experiment.js';
+import { ResolvedProvenanceSchema } from './provenance.js';
+
+/** A swept value: what a `key=value` override or a scalar spec field can hold. */
+export const ParamValueSchema = z.union([z.string(), z.number(), z.boolean()]);
+export type ParamValue = z.infer<typeof ParamValueSchema>;
+
+/** `trainer.seedTrain`, `validation.seed` (spec fields) or any trainer override such as `algorithm.lr`. */
+const ParamKey = z.string().regex(/^\+?[A-Za-z_][\w.@-]*$/, 'a parameter key like trainer.seedTrain or algorithm.lr');
+
+/** One random parameter: a list to choose from, or a numeric range (bounds inclusive). */
+export const DistributionSchema = z.union([
+  z.strictObject({ choice: z.array(ParamValueSchema).min(1, 'choice needs at least one value') }),
+  z.strictObject({ uniform: z.tuple([z.number(), z.number()]) }),
+  z.strictObject({ logUniform: z.tuple([z.number().positive(), z.number().positive()]) }),
+  z.strictObject({ intRange: z.tuple([z.number().int(), z.number().int()]) }),
+]);
+export type Distribution = z.infer<typeof DistributionSchema>;
+
+/** More children than this is refused at load time: the sweep manifest travels through Temporal payloads. */
+export const MAX_SWEEP_CHILDREN = 5000;
+
+export const SweepSpecSchema = z
+  .strictObject({
+    name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/, 'use 1-40 lowercase letters, digits and -'),
+    /** The experiment every child starts from (inline, or a path in YAML resolved by the loader). */
+    base: ExperimentSpecSchema,
+    parameters: z.strictObject({
+      /** Every combination of these lists (the cartesian product). */
+      grid: z.record(ParamKey, z.array(ParamValueSchema).min(1, 'a grid list needs at least one value')).default({}),
+      /** `count` samples from a seeded PRNG, each combined with every grid point. */
+      random: z
+        .strictObject({
+          seed: z.number().int().min(0),
+          count: z.number().int().positive(),
+          params: z.record(ParamKey, DistributionSchema),
+        })
+        .optional(),
+    }),
+    /** Never more children running at once than this. */
+    concurrency: z.number().int().positive().default(1),
+    /** After this many failed children no new child starts (running ones finish); absent = no limit. */
+    failureBudget: z.number().int().positive().optional(),
+    objective: z
+      .strictObject({
+        metric: z.enum(['validation.successRate']).default('validation.successRate'),
+        direction: z.enum(['max', 'min']).default('max'),
+      })
+      .default({ metric: 'validation.successRate', direction: 'max' }),
+  })
+  .superRefine((spec, ctx) => {
+    const grid = Object.keys(spec.parameters.grid);
+    const random = Object.keys(spec.parameters.random?.params ?? {});
+    if (grid.length === 0 && random.length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['parameters'], message: 'nothing to sweep: add parameters.grid lists or parameters.random.params' });
+    }
+    for (const key of grid.filter((k) => random.includes(k))) {
+      ctx.addIssue({ code: 'custom', path: ['parameters', 'random', 'params', key], message: `'${key}' is both a grid and a random parameter; keep it in one of them` });
+    }
+    for (const [key, d] of Object.entries(spec.parameters.random?.params ?? {})) {
+      const range = 'uniform' in d ? d.uniform : 'logUniform' in d ? d.logUniform : 'intRange' in d ? d.intRange : undefined;
+      if (range && range[0] > range[1]) {
+        ctx.addIssue({ code: 'custom', path: ['parameters', 'random', 'params', key], message: `the range [${range[0]}, ${range[1]}] is reversed; write [low, high]` });
+      }
+    }
+  });
+export type SweepSpec = z.infer<typeof SweepSpecSchema>;
+
+/** One child's parameters: key → value, keys in expansion order. */
+export type ParamSet = Record<string, ParamValue>;
+
+/** A finished (or refused) child, kept compact: parameters are recomputed from the spec by index. */
+export const ChildOutcomeSchema = z.strictObject({
+  index: z.number().int().min(0),
+  workflowId: z.string(),
+  outcome: z.enum(['succeeded', 'failed', 'cancelled']),
+  successRate: z.number().optional(),
+  manifestPath: z.string().optional(),
+  error: z.string().optional(),
+});
+export type ChildOutcome = z.infer<typeof ChildOutcomeSchema>;
+
+/** What continue-as-new carries from one run of the sweep to the next. */
+export const SweepCarrySchema = z.strictObject({
+  nextIndex: z.number().int().min(0),
+  results: z.array(ChildOutcomeSchema),
+  runs: z.number().int().positive(),
+  maxRunning: z.number().int().min(0),
+});
+export type SweepCarry = z.infer<typeof SweepCarrySchema>;
+
+export const SweepInputSchema = z.strictObject({
+  sweep: SweepSpecSchema,
+  provenance: ResolvedProvenanceSchema,
+  /** The child workflow type; `experiment` unless a test or benchmark swaps in a stand-in. */
+  childWorkflowType: z.string().default('experiment'),
+  /** Continue-as-new once the history has this many events (or the server suggests it). */
+  historyEventLimit: z.number().int().positive().default(5000),
+  carry: SweepCarrySchema.optional(),
+});
+export type SweepInput = z.input<typeof SweepInputSchema>;
+
+/** A child in the ranked table: its outcome, its parameters and its rank (1 = best). */
+export const SweepRowSchema = ChildOutcomeSchema.extend({ params: z.record(z.string(), ParamValueSchema), rank: z.number().int().positive().optional() });
+export type SweepRow = z.infer<typeof SweepRowSchema>;
+
+export const SweepResultSchema = z.strictObject({
+  sweepId: z.string(),
+  total: z.number(),
+  succeeded: z.number(),
+  failed: z.number(),
+  cancelled: z.number(),
+  notStarted: z.number(),
+  stoppedByFailureBudget: z.boolean(),
+  /** Runs of the workflow (1 + continue-as-new count). */
+  runs: z.number(),
+  /** Highest number of children running at once, as the workflow counted them. */
+  maxRunning: z.number(),
+  ranked: z.array(SweepRowSchema),
+  manifestPath: z.string().optional(),
+  csvPath: z.string().optional(),
+});
+export type SweepResult = z.infer<typeof SweepResultSchema>;
+
+/** What the `sweepStatus` query answers. */
+export const SweepStatusSchema = z.strictObject({
+  total: z.number(),
+  started: z.number(),
+  running: z.number(),
+  succeeded: z.number(),
+  failed: z.number(),
+  cancelled: z.number(),
+  stoppedByFailureBudget: z.boolean(),
+  runs: z.number(),
+  best: z.strictObject({ index: z.number(), workflowId: z.string(), value: z.number() }).optional(),
+});
+export type SweepStatus = z.infer<typeof SweepStatusSchema>;
+
+/** The archived sweep manifest (`sweep.json`): written once, never overwritten. */
+export const SweepManifestSchema = z.strictObject({
+  schemaVersion: z.literal(1),
+  sweep: z.string(),
+  temporal: z.strictObject({ workflowId: z.string(), runId: z.string(), namespace: z.string(), taskQueue: z.string() }),
+  provenance: ResolvedProvenanceSchema,
+  spec: SweepSpecSchema,
+  objective: z.strictObject({ metric: z.string(), direction: z.enum(['max', 'min']) }),
+  counts: z.strictObject({ total: z.number(), succeeded: z.number(), failed: z.number(), cancelled: z.number(), notStarted: z.number() }),
+  stoppedByFailureBudget: z.boolean(),
+  outcome: z.enum(['succeeded', 'failed', 'cancelled']),
+  children: z.array(SweepRowSchema),
+  writtenAt: z.string(),
+});
+export type SweepManifest = z.infer<typeof SweepManifestSchema>;

@@ -1,0 +1,178 @@
+import {
+  ApplicationFailure,
+  CancellationScope,
+  ChildWorkflowCancellationType,
+  ChildWorkflowFailure,
+  ParentClosePolicy,
+  WorkflowIdReusePolicy,
+  condition,
+  continueAsNew,
+  executeChild,
+  isCancellation,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { ExperimentInput, ExperimentResult } from '../spec/experiment-input.js';
+import { ErrorTypes } from '../spec/error-types.js';
+import { type ChildOutcome, type SweepInput, SweepInputSchema, type SweepManifest, type SweepResult, type SweepStatus } from '../spec/sweep.js';
+import { applyParams, childWorkflowId, expandSweep } from '../spec/sweep-expand.js';
+import { bestChild, countOutcomes, rankChildren } from '../spec/sweep-results.js';
+import { workflowNowIso } from './clock.js';
+import { quick } from './policies.js';
+import { sweepStatusQuery } from './sweep-definitions.js';
+
+/** Errors are kept to one line per child: the child's own manifest has the rest. */
+const shortError = (text: string) => text.split('\n')[0]?.slice(0, 300) ?? '';
+
+/** The experiment result a failed child carries in its failure details, if it got that far. */
+function childResultOf(err: unknown): ExperimentResult | undefined {
+  const cause = err instanceof ChildWorkflowFailure ? err.cause : undefined;
+  return cause instanceof ApplicationFailure ? (cause.details?.[0] as ExperimentResult | undefined) : undefined;
+}
+
+function childError(err: unknown): string {
+  const cause = err instanceof ChildWorkflowFailure && err.cause ? err.cause : err;
+  return shortError(cause instanceof Error ? cause.message : String(err));
+}
+
+/**
+ * A sweep: one child workflow (the `experiment` workflow by default) per parameter set of the
+ * grid x seeded-random expansion, with ids `<sweep id>-<index>-<hash of params>` and a reuse
+ * policy that refuses a second run of the same id. Never more than `concurrency` children run at
+ * once; after `failureBudget` failed children no new child starts and the running ones finish.
+ * Results are ranked by the objective and archived once as sweep.json + sweep.csv. Long sweeps
+ * drain their running children and continue-as-new, carrying the compact results and the next
+ * index. Cancel cancels every child and waits for each one's teardown. Query: `sweepStatus`.
+ */
+export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
+  const input = SweepInputSchema.parse(rawInput);
+  const { sweep: spec, provenance } = input;
+  const sweepId = workflowInfo().workflowId;
+  const paramSets = expandSweep(spec);
+  const total = paramSets.length;
+  const results: ChildOutcome[] = [...(input.carry?.results ?? [])];
+  const runs = input.carry?.runs ?? 1;
+  let next = input.carry?.nextIndex ?? 0;
+  let maxRunning = input.carry?.maxRunning ?? 0;
+  let running = 0;
+  let failed = results.filter((r) => r.outcome === 'failed').length;
+  const budgetExhausted = () => spec.failureBudget !== undefined && failed >= spec.failureBudget;
+
+  setHandler(sweepStatusQuery, (): SweepStatus => ({
+    total,
+    started: next,
+    running,
+    ...countOutcomes(results),
+    stoppedByFailureBudget: budgetExhausted(),
+    runs,
+    best: bestChild(results, spec.objective),
+  }));
+
+  function record(outcome: ChildOutcome): void {
+    results.push(outcome);
+    if (outcome.outcome === 'failed') failed++;
+  }
+
+  async function runChild(index: number): Promise<void> {
+    const params = paramSets[index] ?? {};
+    const workflowId = childWorkflowId(sweepId, index, params);
+    const applied = applyParams(spec.base, params);
+    if (!applied.ok) {
+      // Validated at load time; a spec that changed under a schedule still fails clearly here.
+      record({ index, workflowId, outcome: 'failed', error: applied.issues.map((i) => `${i.field}: ${i.message}`).join('; ') });
+      return;
+    }
+    running++;
+    maxRunning = Math.max(maxRunning, running);
+    try {
+      const childInput: ExperimentInput = { spec: applied.spec, provenance };
+      const r = await executeChild<(i: ExperimentInput) => Promise<ExperimentResult>>(input.childWorkflowType, {
+        workflowId,
+        args: [childInput],
+        // Cancel reaches the child and the sweep waits for its teardown to finish.
+        cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+        // A terminated sweep still lets its children clean up (terminate would skip teardown).
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      });
+      record({ index, workflowId, outcome: r.outcome, successRate: r.validation.successRate, manifestPath: r.archive.manifestPath });
+    } catch (err) {
+      const r = childResultOf(err);
+      record({
+        index,
+        workflowId,
+        outcome: isCancellation(err) ? 'cancelled' : 'failed',
+        successRate: r?.validation.successRate,
+        manifestPath: r?.archive.manifestPath,
+        error: childError(err),
+      });
+    } finally {
+      running--;
+    }
+  }
+
+  const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= input.historyEventLimit;
+  let cancelled: unknown;
+  try {
+    while (next < total && !budgetExhausted()) {
+      await condition(() => running < spec.concurrency);
+      if (budgetExhausted()) break;
+      if (historyFull()) {
+        // Drain first: a running child's result must land in the carried results.
+        await condition(() => running === 0);
+        await continueAsNew<typeof sweep>({ ...input, carry: { nextIndex: next, results, runs: runs + 1, maxRunning } });
+      }
+      void runChild(next);
+      next++;
+    }
+    await condition(() => running === 0);
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+    cancelled = err;
+    // Children were asked to cancel with the scope; wait until each has torn down and reported.
+    await CancellationScope.nonCancellable(() => condition(() => running === 0));
+  }
+
+  const ranked = rankChildren(results, (i) => paramSets[i] ?? {}, spec.objective);
+  const counts = countOutcomes(results);
+  // Reaching the budget fails the sweep (a schedule with pauseOnFailure then pauses).
+  const stoppedByFailureBudget = budgetExhausted();
+  const outcome: SweepManifest['outcome'] = cancelled !== undefined ? 'cancelled' : stoppedByFailureBudget ? 'failed' : 'succeeded';
+  const info = workflowInfo();
+  const manifest: SweepManifest = {
+    schemaVersion: 1,
+    sweep: spec.name,
+    temporal: { workflowId: sweepId, runId: info.runId, namespace: info.namespace, taskQueue: info.taskQueue },
+    provenance,
+    spec,
+    objective: spec.objective,
+    counts: { total, ...counts, notStarted: total - results.length },
+    stoppedByFailureBudget,
+    outcome,
+    children: ranked,
+    writtenAt: workflowNowIso(),
+  };
+  const archived = await CancellationScope.nonCancellable(() => quick.archiveSweep({ manifest, archiveDir: spec.base.storage.archiveDir }));
+  const result: SweepResult = {
+    sweepId,
+    total,
+    ...counts,
+    notStarted: total - results.length,
+    stoppedByFailureBudget,
+    runs,
+    maxRunning,
+    ranked,
+    manifestPath: archived.manifestPath,
+    csvPath: archived.csvPath,
+  };
+  if (cancelled !== undefined) throw cancelled;
+  if (stoppedByFailureBudget) {
+    throw ApplicationFailure.create({
+      type: ErrorTypes.SweepFailureBudgetExhausted,
+      nonRetryable: true,
+      message: `${failed} children failed (failureBudget ${spec.failureBudget}); ${total - results.length} of ${total} were not started`,
+      details: [result],
+    });
+  }
+  return result;
+}
