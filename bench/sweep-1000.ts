@@ -1,0 +1,44 @@
+/**
+ * Benchmark: a 1,000-child sweep on the time-skipping test server from the venv. Children are the
+ * real `experiment` workflow on fake activities (stand-ins for Ray: every stage returns at once),
+ * so this measures the orchestration: wall time, children per second, history size per run.
+ *   npx tsx bench/sweep-1000.ts [children=1000] [concurrency=50] [historyEventLimit=5000]
+ */
+import type { WorkflowHandle } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import type { SweepResult } from '../src/spec/sweep.js';
+import type { sweep } from '../src/workflows/sweep.js';
+import { fakeActivities } from '../test/helpers/fake-activities.js';
+import { seedSweep, sweepInput } from '../test/helpers/sweeps.js';
+import { timeSkippingEnv, workflowBundle } from '../test/helpers/temporal.js';
+
+const [children = 1000, concurrency = 50, historyEventLimit = 5000] = process.argv.slice(2).map(Number);
+const env = await timeSkippingEnv();
+try {
+  const { activities } = fakeActivities();
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: 'bench-sweep', workflowBundle: await workflowBundle(), activities, maxConcurrentWorkflowTaskExecutions: 50 });
+  const spec = seedSweep(Array.from({ length: children }, (_, i) => i), { concurrency });
+  const started = Date.now();
+  const { result, runs } = await worker.runUntil(async () => {
+    const handle = await env.client.workflow.start<typeof sweep>('sweep', { taskQueue: 'bench-sweep', workflowId: `bench-sweep-${process.pid}`, args: [sweepInput(spec, { historyEventLimit })] });
+    const result: SweepResult = await handle.result();
+    // Walk the chain of runs (continue-as-new) from the first one and size each history.
+    const runs: { events: number; bytes: number }[] = [];
+    let runId: string | undefined = handle.firstExecutionRunId;
+    while (runId) {
+      const h: WorkflowHandle = env.client.workflow.getHandle(handle.workflowId, runId);
+      const history: temporal.api.history.v1.IHistory = await h.fetchHistory();
+      const last = history.events?.at(-1);
+      runs.push({ events: history.events?.length ?? 0, bytes: (await h.describe()).historySize ?? 0 });
+      runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+    }
+    return { result, runs };
+  });
+  const seconds = (Date.now() - started) / 1000;
+  console.log(`sweep of ${result.total} children (concurrency ${concurrency}, historyEventLimit ${historyEventLimit}): ${result.succeeded} succeeded, ${result.ranked.length} results kept`);
+  console.log(`wall time ${seconds.toFixed(1)} s; ${(result.total / seconds).toFixed(1)} children/s started and finished; max running ${result.maxRunning}`);
+  console.log(`runs ${runs.length}: ${runs.map((r, i) => `#${i + 1} ${r.events} events${r.bytes ? ` / ${(r.bytes / 1024).toFixed(0)} KiB` : ''}`).join(', ')}; total ${runs.reduce((n, r) => n + r.events, 0)} events`);
+} finally {
+  await env.teardown();
+}
