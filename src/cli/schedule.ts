@@ -1,0 +1,145 @@
+import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { type Client, type ScheduleDescription, ScheduleOverlapPolicy, type ScheduleOptions } from '@temporalio/client';
+import type { OrchestratorConfig } from '../config.js';
+import { resolveProvenance } from '../provenance/git.js';
+import type { ExperimentInput } from '../spec/experiment-input.js';
+import { parseExperimentSpec, parseYamlMapping } from '../spec/load.js';
+import { looksLikeSweep, parseSweepSpec } from '../spec/load-sweep.js';
+import { ScheduleRequestSchema, type ScheduleRequest } from '../spec/schedule.js';
+import { SpecError, issuesFromZod } from '../spec/spec-error.js';
+import type { SweepInput } from '../spec/sweep.js';
+import { withClient } from './client.js';
+
+/** What a schedule starts: a sweep or a single experiment, validated and embedded at create time. */
+export type ScheduledAction = { kind: 'sweep'; input: SweepInput } | { kind: 'experiment'; input: ExperimentInput };
+
+const OVERLAP: Record<ScheduleRequest['overlap'], ScheduleOverlapPolicy> = {
+  skip: ScheduleOverlapPolicy.SKIP,
+  buffer_one: ScheduleOverlapPolicy.BUFFER_ONE,
+  buffer_all: ScheduleOverlapPolicy.BUFFER_ALL,
+  cancel_other: ScheduleOverlapPolicy.CANCEL_OTHER,
+  terminate_other: ScheduleOverlapPolicy.TERMINATE_OTHER,
+  allow_all: ScheduleOverlapPolicy.ALLOW_ALL,
+};
+
+/** Load a sweep spec (it has `parameters`/`base`) or an experiment spec; bad input is a SpecError. */
+export async function loadScheduledAction(specPath: string): Promise<ScheduledAction> {
+  let text: string;
+  try {
+    text = await readFile(specPath, 'utf8');
+  } catch (err) {
+    throw new SpecError(specPath, [{ field: '(file)', message: `cannot read the spec file: ${(err as Error).message}` }]);
+  }
+  if (looksLikeSweep(parseYamlMapping(text, specPath))) {
+    const sweep = await parseSweepSpec(text, specPath, dirname(specPath));
+    return { kind: 'sweep', input: { sweep, provenance: await resolveProvenance(sweep.base) } };
+  }
+  const spec = parseExperimentSpec(text, specPath);
+  return { kind: 'experiment', input: { spec, provenance: await resolveProvenance(spec) } };
+}
+
+/** Parse `schedule create` flags into a validated request (field and fix on bad input). */
+export function parseScheduleRequest(raw: Record<string, unknown>): ScheduleRequest {
+  const parsed = ScheduleRequestSchema.safeParse(raw);
+  if (!parsed.success) throw new SpecError('schedule create', issuesFromZod(parsed.error), 'schedule');
+  return parsed.data;
+}
+
+/** The Temporal Schedule for a request and its action (pure, so tests can read it). */
+export function scheduleOptions(request: ScheduleRequest, action: ScheduledAction, taskQueue: string): ScheduleOptions {
+  const name = action.kind === 'sweep' ? action.input.sweep.name : action.input.spec.name;
+  return {
+    scheduleId: request.scheduleId,
+    spec: request.cron ? { cronExpressions: [request.cron] } : { intervals: [{ every: request.every as string }] },
+    // The server appends the scheduled time to this id, so every fire has its own sweep id.
+    action: { type: 'startWorkflow', workflowType: action.kind, workflowId: `${action.kind}-${name}`, taskQueue, args: [action.input] },
+    policies: { overlap: OVERLAP[request.overlap], catchupWindow: request.catchupWindow, pauseOnFailure: request.pauseOnFailure },
+    memo: { kind: action.kind, name, when: request.cron ? `cron '${request.cron}'` : `every ${request.every}` },
+  };
+}
+
+export async function createSchedule(client: Client, request: ScheduleRequest, action: ScheduledAction, taskQueue: string): Promise<void> {
+  await client.schedule.create(scheduleOptions(request, action, taskQueue));
+}
+
+/** `trigger` runs the action now under the schedule's own overlap policy (the SDK default would allow overlap). */
+export async function triggerSchedule(client: Client, scheduleId: string): Promise<void> {
+  const handle = client.schedule.getHandle(scheduleId);
+  const { policies } = await handle.describe();
+  await handle.trigger(policies.overlap);
+}
+
+const iso = (d: Date | undefined) => (d ? d.toISOString().replace('.000Z', 'Z') : '-');
+
+function specText(d: ScheduleDescription): string {
+  const cron = d.spec.calendars?.length ? `calendar ${JSON.stringify(d.spec.calendars)}` : '';
+  const every = (d.spec.intervals ?? []).map((i) => `every ${String(i.every)} ms`).join(', ');
+  return [every, cron].filter(Boolean).join('; ') || '-';
+}
+
+/** Human-readable description: what it runs, when, its policies and its recent and running actions. */
+export function describeText(id: string, d: ScheduleDescription): string {
+  const memo = (d.memo ?? {}) as { kind?: string; name?: string; when?: string };
+  const lines = [
+    `${id}: ${memo.kind ?? d.action.workflowType} ${memo.name ?? ''} (${d.action.type === 'startWorkflow' ? d.action.workflowType : '?'})`,
+    `  spec:     ${memo.when ?? specText(d)}`,
+    `  state:    ${d.state.paused ? `paused${d.state.note ? ` (${d.state.note})` : ''}` : 'active'}`,
+    `  policies: overlap ${d.policies.overlap}, catch-up window ${d.policies.catchupWindow / 1000} s, pause on failure ${d.policies.pauseOnFailure}`,
+    `  actions:  ${d.info.numActionsTaken} taken, ${d.info.numActionsSkippedOverlap} skipped (overlap), ${d.info.runningActions.length} running`,
+    ...d.info.runningActions.map((a) => `    running ${a.workflow.workflowId}`),
+    ...d.info.recentActions.slice(-5).map((a) => `    recent  ${iso(a.takenAt)} ${a.action.workflow.workflowId}`),
+    `  next:     ${d.info.nextActionTimes.slice(0, 3).map(iso).join(', ') || '-'}`,
+  ];
+  return lines.join('\n');
+}
+
+export type ScheduleVerb = 'create' | 'list' | 'describe' | 'pause' | 'unpause' | 'delete' | 'trigger';
+
+/** `schedule <verb> …` from the CLI. */
+export async function scheduleCommand(config: OrchestratorConfig, verb: ScheduleVerb, id: string | undefined, opts: { specPath?: string; request?: Record<string, unknown>; note?: string }): Promise<number> {
+  if (verb === 'create') {
+    // Both checks run before any connection: bad input exits 2 with the field and the fix.
+    const request = parseScheduleRequest({ ...opts.request, scheduleId: id });
+    if (!opts.specPath) throw new SpecError('schedule create', [{ field: '<spec.yaml>', message: 'give the sweep or experiment spec to schedule' }], 'schedule');
+    const action = await loadScheduledAction(opts.specPath);
+    return withClient(config, async (client) => {
+      await createSchedule(client, request, action, config.RAGEN_TASK_QUEUE);
+      console.log(`schedule '${request.scheduleId}' created: ${action.kind} ${request.cron ? `cron '${request.cron}'` : `every ${request.every}`}, overlap ${request.overlap}, catch-up ${request.catchupWindow}, pause on failure ${request.pauseOnFailure}`);
+      return 0;
+    });
+  }
+  return withClient(config, async (client) => {
+    if (verb === 'list') {
+      for await (const s of client.schedule.list()) {
+        const memo = (s.memo ?? {}) as { kind?: string; name?: string; when?: string };
+        console.log(`${s.scheduleId}  ${memo.kind ?? '-'} ${memo.name ?? ''}  ${memo.when ?? ''}  ${s.state.paused ? 'paused' : 'active'}  next ${iso(s.info.nextActionTimes[0])}`);
+      }
+      return 0;
+    }
+    if (!id) throw new SpecError(`schedule ${verb}`, [{ field: '<schedule id>', message: 'give the schedule id (see schedule list)' }], 'schedule');
+    const handle = client.schedule.getHandle(id);
+    switch (verb) {
+      case 'describe':
+        console.log(describeText(id, await handle.describe()));
+        break;
+      case 'pause':
+        await handle.pause(opts.note ?? 'paused from the CLI');
+        console.log(`schedule '${id}' paused`);
+        break;
+      case 'unpause':
+        await handle.unpause(opts.note ?? 'unpaused from the CLI');
+        console.log(`schedule '${id}' unpaused`);
+        break;
+      case 'delete':
+        await handle.delete();
+        console.log(`schedule '${id}' deleted (running workflows it started keep running)`);
+        break;
+      case 'trigger':
+        await triggerSchedule(client, id);
+        console.log(`schedule '${id}' triggered (under its overlap policy)`);
+        break;
+    }
+    return 0;
+  });
+}
