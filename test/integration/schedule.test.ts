@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ScheduleDescription } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { createSchedule, parseScheduleRequest, triggerSchedule } from '../../src/cli/schedule.js';
+import { ErrorTypes } from '../../src/spec/error-types.js';
+import { fakeActivities } from '../helpers/fake-activities.js';
+import { testInput, testSpec } from '../helpers/specs.js';
+import { seedSweep, sweepInput } from '../helpers/sweeps.js';
+import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
+
+const run = promisify(execFile);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const FAILING_SEED = 666;
+
+let env: TestWorkflowEnvironment;
+let storage: string;
+before(async () => {
+  env = await devServerEnv();
+  storage = await mkdtemp(join(tmpdir(), 'ragen-schedule-'));
+});
+after(async () => {
+  await env?.teardown();
+});
+
+/**
+ * The scheduled workflows are the real experiment and sweep workflows on the real dev server;
+ * their activities are stand-ins (no Ray): training takes 6 s of real time so a run overlaps the
+ * next fire, and fails for one seed so a sweep can fail.
+ */
+function standInActivities() {
+  return fakeActivities({
+    train: async ({ spec }) => {
+      if (spec.trainer.seedTrain === FAILING_SEED) throw ApplicationFailure.create({ type: ErrorTypes.TrainingFailed, message: 'stand-in failure', nonRetryable: true });
+      await Context.current().sleep(6000);
+      return { finalStep: spec.trainer.totalTrainingSteps, lastCheckpointStep: spec.trainer.totalTrainingSteps, lastMetrics: {}, entrypoint: [] };
+    },
+  }).activities;
+}
+
+async function waitFor(what: string, id: string, ok: (d: ScheduleDescription) => boolean, seconds = 30): Promise<ScheduleDescription> {
+  const handle = env.client.schedule.getHandle(id);
+  for (let i = 0; i < seconds * 4; i++) {
+    const d = await handle.describe();
+    if (ok(d)) return d;
+    await sleep(250);
+  }
+  assert.fail(`schedule ${id}: timed out waiting for ${what}: ${JSON.stringify((await handle.describe()).info)}`);
+}
+
+describe('schedules on the real dev server (stand-in activities)', () => {
+  it('fires on a short interval, and overlap skip keeps a second run from starting while one runs', async () => {
+    const taskQueue = uniqueId('sched');
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: standInActivities() });
+    const scheduleId = uniqueId('every-2s');
+    await worker.runUntil(async () => {
+      await createSchedule(env.client, parseScheduleRequest({ scheduleId, every: '2s' }), { kind: 'experiment', input: testInput(testSpec({}, storage)) }, taskQueue);
+      const first = await waitFor('the first fire', scheduleId, (d) => d.info.numActionsTaken >= 1);
+      assert.equal(first.policies.overlap, 'SKIP');
+      assert.equal(first.policies.catchupWindow, 60_000);
+      assert.equal(first.policies.pauseOnFailure, true);
+      // While the first run trains (6 s), the fires every 2 s are skipped.
+      const skipped = await waitFor('skipped fires', scheduleId, (d) => d.info.numActionsSkippedOverlap >= 2, 20);
+      assert.equal(skipped.info.numActionsTaken, 1, 'no second run started while one was running');
+      assert.equal(skipped.info.runningActions.length, 1);
+      await triggerSchedule(env.client, scheduleId);
+      const afterTrigger = await env.client.schedule.getHandle(scheduleId).describe();
+      assert.equal(afterTrigger.info.runningActions.length, 1, 'a manual trigger obeys the schedule overlap policy too');
+      const runningId = afterTrigger.info.runningActions[0]?.workflow.workflowId ?? '';
+      assert.match(runningId, /^experiment-sokoban-test-/);
+
+      const cli = await run('npx', ['tsx', 'src/cli.ts', 'schedule', 'describe', scheduleId], { env: { ...process.env, TEMPORAL_ADDRESS: env.address } });
+      assert.match(cli.stdout, /overlap SKIP, catch-up window 60 s, pause on failure true/);
+      assert.match(cli.stdout, /1 taken, \d+ skipped \(overlap\), 1 running/);
+
+      const handle = env.client.schedule.getHandle(scheduleId);
+      await handle.pause('test');
+      assert.equal((await handle.describe()).state.paused, true);
+      const result = await env.client.workflow.getHandle(runningId).result();
+      assert.equal(result.outcome, 'succeeded');
+      await handle.delete();
+    });
+  });
+
+  it('pauses a sweep schedule after a failed sweep (pauseOnFailure)', async () => {
+    const taskQueue = uniqueId('sched-fail');
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: standInActivities() });
+    const scheduleId = uniqueId('nightly');
+    const input = sweepInput(seedSweep([FAILING_SEED, 1], { failureBudget: 1 }, storage));
+    await worker.runUntil(async () => {
+      await createSchedule(env.client, parseScheduleRequest({ scheduleId, cron: '0 2 * * *' }), { kind: 'sweep', input }, taskQueue);
+      await triggerSchedule(env.client, scheduleId);
+      const paused = await waitFor('the pause after the failed sweep', scheduleId, (d) => d.state.paused, 60);
+      const sweepId = paused.info.recentActions[0]?.action.workflow.workflowId ?? '';
+      assert.match(sweepId, /^sweep-seed-sweep-/);
+      assert.equal((await env.client.workflow.getHandle(sweepId).describe()).status.name, 'FAILED');
+      await env.client.schedule.getHandle(scheduleId).delete();
+    });
+  });
+});
