@@ -3,6 +3,8 @@ import { REAPER_SCHEDULE_ID } from '../spec/reaper.js';
 import { statusQuery } from '../workflows/definitions.js';
 import { withClient } from './client.js';
 import { installReaperSchedule } from './reaper-schedule.js';
+import { sweepStatusQuery } from '../workflows/sweep-definitions.js';
+import { sweepStatusLine } from './sweep.js';
 import { statusLine } from './watch.js';
 
 /** `status <workflow id>`: the workflow's state and, while it runs, its live status. */
@@ -12,7 +14,8 @@ export async function statusCommand(config: OrchestratorConfig, workflowId: stri
     const description = await handle.describe();
     console.log(`${workflowId}: ${description.status.name} (run ${description.runId}, started ${description.startTime.toISOString()})`);
     try {
-      console.log(statusLine(await handle.query(statusQuery)));
+      if (description.type === 'sweep') console.log(sweepStatusLine(await handle.query(sweepStatusQuery)));
+      else console.log(statusLine(await handle.query(statusQuery)));
     } catch (err) {
       console.log(`(no live status: ${(err as Error).message})`);
     }

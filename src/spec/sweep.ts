@@ -18,8 +18,11 @@ export const DistributionSchema = z.union([
 ]);
 export type Distribution = z.infer<typeof DistributionSchema>;
 
-/** More children than this is refused at load time: the sweep manifest travels through Temporal payloads. */
-export const MAX_SWEEP_CHILDREN = 5000;
+/**
+ * More children than this is refused at load time: the ranked table travels as one Temporal
+ * payload (activity input, result), and payloads are capped at 2 MB (about 250 bytes a child).
+ */
+export const MAX_SWEEP_CHILDREN = 3000;
 
 export const SweepSpecSchema = z
   .strictObject({

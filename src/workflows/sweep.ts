@@ -45,7 +45,10 @@ function childError(err: unknown): string {
  * index. Cancel cancels every child and waits for each one's teardown. Query: `sweepStatus`.
  */
 export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
-  const input = SweepInputSchema.parse(rawInput);
+  const parsed = SweepInputSchema.safeParse(rawInput);
+  // A thrown ZodError would fail the workflow task forever; bad input fails the sweep once, clearly.
+  if (!parsed.success) throw ApplicationFailure.create({ type: ErrorTypes.InvalidSpec, nonRetryable: true, message: `invalid sweep input: ${parsed.error.message}` });
+  const input = parsed.data;
   const { sweep: spec, provenance } = input;
   const sweepId = workflowInfo().workflowId;
   const paramSets = expandSweep(spec);

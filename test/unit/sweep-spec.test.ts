@@ -94,7 +94,7 @@ describe('sweep spec: bad input is refused with the field and the fix', () => {
     assert.match(await refused(sweepYaml('  random:\n    seed: 1\n    count: 2\n    params:\n      algorithm.lr: { uniform: [1, 0] }')), /reversed; write \[low, high\]/);
     assert.match(await refused(sweepYaml('  grid:\n    algorithm.lr: [1]', 'concurrency: 0\n')), /concurrency/);
     assert.match(await refused(sweepYaml('  grid:\n    algorithm.lr: [1]', 'parallel: 2\n')), /parallel: unknown field/);
-    assert.match(await refused(sweepYaml('  random:\n    seed: 1\n    count: 6000\n    params:\n      algorithm.lr: { uniform: [0, 1] }')), /6000 children planned; at most 5000/);
+    assert.match(await refused(sweepYaml('  random:\n    seed: 1\n    count: 4000\n    params:\n      algorithm.lr: { uniform: [0, 1] }')), /4000 children planned; at most 3000/);
   });
 
   it('loads base from a path relative to the sweep file', async () => {
