@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -13,7 +13,7 @@ import { Worker } from '@temporalio/worker';
 import { createSchedule, parseScheduleRequest, triggerSchedule } from '../../src/cli/schedule.js';
 import { ErrorTypes } from '../../src/spec/error-types.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
-import { testInput, testSpec } from '../helpers/specs.js';
+import { testInput, testSpec, validSpecYaml } from '../helpers/specs.js';
 import { seedSweep, sweepInput } from '../helpers/sweeps.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
 
@@ -104,5 +104,28 @@ describe('schedules on the real dev server (stand-in activities)', () => {
       assert.equal((await env.client.workflow.getHandle(sweepId).describe()).status.name, 'FAILED');
       await env.client.schedule.getHandle(scheduleId).delete();
     });
+  });
+
+  it('the CLI refuses a bad sweep spec or bad schedule flags with exit 2, before connecting anywhere', async () => {
+    const base = join(storage, 'base.yaml');
+    await writeFile(base, validSpecYaml(storage));
+    const bad = join(storage, 'bad-sweep.yaml');
+    await writeFile(bad, 'name: bad\nbase: base.yaml\nparameters:\n  grid:\n    trainer.seedTrian: [1, 2]\n');
+    const good = join(storage, 'good-sweep.yaml');
+    await writeFile(good, 'name: good\nbase: base.yaml\nparameters:\n  grid:\n    trainer.seedTrain: [1, 2]\n');
+    const cases: [string[], RegExp][] = [
+      [['sweep', '--embedded', bad], /trainer\.seedTrian: unknown field/],
+      [['schedule', 'create', 'nightly', bad, '--every', '1h'], /trainer\.seedTrian: unknown field/],
+      [['schedule', 'create', 'nightly', good, '--every', 'soon'], /every: a duration like 30s/],
+      [['schedule', 'create', 'nightly', good, '--cron', '0 2 * * *', '--overlap', 'sometimes'], /overlap/],
+    ];
+    for (const [args, expected] of cases) {
+      const failed = await run('npx', ['tsx', 'src/cli.ts', ...args], { env: { ...process.env, TEMPORAL_ADDRESS: '127.0.0.1:1' } }).then(
+        () => assert.fail(`accepted: ${args.join(' ')}`),
+        (err: { code: number; stderr: string }) => err,
+      );
+      assert.equal(failed.code, 2, failed.stderr);
+      assert.match(failed.stderr, expected);
+    }
   });
 });
