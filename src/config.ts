@@ -1,6 +1,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { dockerConfigPath } from './registry/auth.js';
 
 /** The repository root (src/ or dist/ sits right below it). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -17,7 +18,7 @@ const ConfigSchema = z.object({
   RAGEN_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(2000),
 });
 
-export type OrchestratorConfig = z.infer<typeof ConfigSchema> & { rayBin: string; python: string; temporalBin: string; testServerBin: string };
+export type OrchestratorConfig = z.infer<typeof ConfigSchema> & { rayBin: string; python: string; temporalBin: string; testServerBin: string; dockerConfigPath: string };
 
 /** Parse the environment at the boundary (never at import time). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): OrchestratorConfig {
@@ -27,5 +28,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): OrchestratorCo
   }
   const c = parsed.data;
   const bin = (name: string) => join(c.RAGEN_VENV, 'bin', name);
-  return { ...c, rayBin: bin('ray'), python: bin('python'), temporalBin: bin('temporal'), testServerBin: bin('temporal-test-server') };
+  return { ...c, rayBin: bin('ray'), python: bin('python'), temporalBin: bin('temporal'), testServerBin: bin('temporal-test-server'), dockerConfigPath: dockerConfigPath(env) };
 }

@@ -5,6 +5,7 @@ import { type ActivityDeps, createActivities } from './activities/index.js';
 import { RayDashboardClient } from './backends/ray/dashboard-client.js';
 import { createBackends } from './backends/registry.js';
 import { type OrchestratorConfig, loadConfig } from './config.js';
+import { RegistryClient } from './registry/client.js';
 import { signalProgress } from './progress-reporter.js';
 import { describeWorkflowStatus } from './workflow-status.js';
 
@@ -18,6 +19,7 @@ export function activityDeps(config: OrchestratorConfig, client: Client): Activi
     rayHead: (url) => new RayDashboardClient(url),
     reportProgress: signalProgress(client),
     workflowStatus: describeWorkflowStatus(client),
+    imageRegistry: new RegistryClient({ dockerConfigPath: config.dockerConfigPath }),
     pollIntervalMs: config.RAGEN_POLL_INTERVAL_MS,
   };
 }
