@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/common';
+import type { ApplicationFailure } from '@temporalio/common';
 import { ErrorTypes } from '../spec/error-types.js';
 import { permanent } from '../activities/failures.js';
 
