@@ -184,7 +184,9 @@ class RegistrySession {
     }
     if (!res.ok) {
       await res.body?.cancel();
-      throw registryFailure(res.status, { registry: this.loc.registry, repository: this.loc.repository, digest, url, triedCredentials: this.tried });
+      // A 404 here is the token endpoint's, not the image's.
+      const status = res.status === 404 ? 401 : res.status;
+      throw registryFailure(status, { registry: this.loc.registry, repository: this.loc.repository, digest, url: `${realm.origin}${realm.pathname}`, triedCredentials: this.tried });
     }
     const body = (await res.json()) as { token?: string; access_token?: string };
     const token = body.token ?? body.access_token;
