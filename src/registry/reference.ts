@@ -11,6 +11,9 @@ export interface RegistryLocation {
   tag?: string;
 }
 
+/** Names of Docker Hub in references; its API lives at registry-1.docker.io. */
+const DOCKER_HUB_HOSTS: ReadonlySet<string> = new Set(['docker.io', 'index.docker.io', 'registry-1.docker.io']);
+
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?$/;
 
 /** Loopback registries are spoken to over plain http; every other registry over https. */
@@ -27,10 +30,11 @@ export function locateImage(ref: ImageRef): RegistryLocation {
   const slash = ref.repository.indexOf('/');
   const first = slash === -1 ? '' : ref.repository.slice(0, slash);
   const explicit = first !== '' && (first.includes('.') || first.includes(':') || first === 'localhost');
-  if (explicit) {
+  if (explicit && !DOCKER_HUB_HOSTS.has(first)) {
     const scheme = isLoopbackRegistry(first) ? 'http' : 'https';
     return { registry: first, baseUrl: `${scheme}://${first}`, repository: ref.repository.slice(slash + 1), digest: ref.digest, tag: ref.tag };
   }
-  const repository = slash === -1 ? `library/${ref.repository}` : ref.repository;
+  const path = explicit ? ref.repository.slice(slash + 1) : ref.repository;
+  const repository = path.includes('/') ? path : `library/${path}`;
   return { registry: 'docker.io', baseUrl: 'https://registry-1.docker.io', repository, digest: ref.digest, tag: ref.tag };
 }

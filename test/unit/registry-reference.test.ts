@@ -18,7 +18,8 @@ describe('image reference rules', () => {
   it('puts names without a registry component on Docker Hub, one-component names under library/', () => {
     assert.deepEqual(where(`ubuntu@${D}`), ['https://registry-1.docker.io', 'library/ubuntu', undefined]);
     assert.deepEqual(where(`rayproject/ray:2.60.0@${D}`), ['https://registry-1.docker.io', 'rayproject/ray', '2.60.0']);
-    assert.deepEqual(where(`docker.io/rayproject/ray@${D}`), ['https://docker.io', 'rayproject/ray', undefined]);
+    assert.deepEqual(where(`docker.io/rayproject/ray@${D}`), ['https://registry-1.docker.io', 'rayproject/ray', undefined]);
+    assert.deepEqual(where(`docker.io/ubuntu:22.04@${D}`), ['https://registry-1.docker.io', 'library/ubuntu', '22.04']);
   });
 
   it('a first component with a dot, a port or localhost is the registry; loopback uses http', () => {
