@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { basicCredentialsFor, dockerConfigPath, parseChallenge } from '../../src/registry/auth.js';
 import { imageRayVersion } from '../../src/registry/ray-version.js';
 import { locateImage } from '../../src/registry/reference.js';
-import { parseImageRef } from '../../src/spec/image.js';
+import { ImageRefSchema, parseImageRef } from '../../src/spec/image.js';
 
 const D = `sha256:${'a'.repeat(64)}`;
 const where = (image: string) => {
@@ -27,6 +27,16 @@ describe('image reference rules', () => {
     assert.deepEqual(where(`registry.example.com:8443/a/b:v1@${D}`), ['https://registry.example.com:8443', 'a/b', 'v1']);
     assert.deepEqual(where(`localhost/ragen@${D}`), ['http://localhost', 'ragen', undefined]);
     assert.deepEqual(where(`127.0.0.1:5000/team/ragen:2.60.0@${D}`), ['http://127.0.0.1:5000', 'team/ragen', '2.60.0']);
+  });
+});
+
+describe('malformed digests are refused by the spec', () => {
+  it('names the digest rule for a short, upper-case or non-sha256 digest', () => {
+    for (const bad of ['127.0.0.1:5000/ragen@sha256:abc', `ragen@sha256:${'A'.repeat(64)}`, `ragen@md5:${'a'.repeat(32)}`]) {
+      const r = ImageRefSchema.safeParse(bad);
+      assert.equal(r.success, false, bad);
+      assert.match(r.error?.issues[0]?.message ?? '', /not pinned by an immutable digest; the digest must be sha256: followed by 64 lowercase hex characters/);
+    }
   });
 });
 
