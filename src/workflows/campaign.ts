@@ -4,6 +4,7 @@ import {
   ChildWorkflowFailure,
   type ChildWorkflowHandle,
   condition,
+  ContinueAsNew,
   continueAsNew,
   isCancellation,
   setHandler,
@@ -118,6 +119,7 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
       await runAttempt(latest);
     }
   } catch (err) {
+    if (err instanceof ContinueAsNew) throw err;
     failure = err;
     outcome = isCancellation(err) ? 'cancelled' : 'failed';
     reason ??= isCancellation(err) ? 'cancelled by the user' : failureMessage(err);
