@@ -11,7 +11,14 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AttemptEnd, AttemptRecord, CampaignInput, CampaignResult, CampaignState, LatestCheckpoint } from '../spec/campaign.js';
+import type {
+  AttemptEnd,
+  AttemptRecord,
+  CampaignInput,
+  CampaignResult,
+  CampaignState,
+  LatestCheckpoint,
+} from '../spec/campaign.js';
 import { ErrorTypes } from '../spec/error-types.js';
 import type { ExperimentResult } from '../spec/experiment-input.js';
 import { workerGpus } from '../spec/experiment.js';
@@ -21,6 +28,16 @@ import { progressSignal, stopAtNextCheckpointSignal } from './definitions.js';
 import type { experiment } from './experiment.js';
 import { failureMessage, failureType } from './failure-info.js';
 import { quick } from './policies.js';
+
+/** Failures another attempt cannot fix (bad input, storage, versions): the campaign fails at once. */
+const FATAL: ReadonlySet<string> = new Set([
+  ErrorTypes.InvalidSpec,
+  ErrorTypes.StorageNotWritable,
+  ErrorTypes.PreflightFailed,
+  ErrorTypes.RayVersionMismatch,
+  ErrorTypes.ImageNotVerified,
+  ErrorTypes.ManifestExists,
+]);
 
 /**
  * A training campaign: attempts, each a child `experiment` workflow (`<campaign id>-a<n>`) that runs
@@ -48,7 +65,12 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
     continuedAsNew: 0,
     historyEventsPerRun: [],
   };
-  const live = { phase: 'checking' as 'checking' | 'running' | 'paused' | 'done', step: state.latestCheckpointStep, lastCheckpointStep: state.latestCheckpointStep, attemptStartedAt: '' };
+  const live = {
+    phase: 'checking' as 'checking' | 'running' | 'paused' | 'done',
+    step: state.latestCheckpointStep,
+    lastCheckpointStep: state.latestCheckpointStep,
+    attemptStartedAt: '',
+  };
   let child: ChildWorkflowHandle<typeof experiment> | undefined;
 
   setHandler(pauseSignal, () => {
@@ -63,7 +85,8 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
   });
   setHandler(progressSignal, (p) => {
     if (p.step !== undefined) live.step = Math.max(live.step, p.step);
-    if (p.lastCheckpointStep !== undefined) live.lastCheckpointStep = Math.max(live.lastCheckpointStep, p.lastCheckpointStep);
+    if (p.lastCheckpointStep !== undefined)
+      live.lastCheckpointStep = Math.max(live.lastCheckpointStep, p.lastCheckpointStep);
   });
   const usedGpuSeconds = () => state.attempts.reduce((s, a) => s + a.gpuSeconds, 0);
   setHandler(progressQuery, () => ({
@@ -72,7 +95,11 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
     step: live.step,
     lastCheckpointStep: live.lastCheckpointStep,
     totalTrainingSteps: state.totalTrainingSteps,
-    gpuSeconds: usedGpuSeconds() + (live.phase === 'running' && live.attemptStartedAt ? gpus * secondsBetween(live.attemptStartedAt, workflowNowIso()) : 0),
+    gpuSeconds:
+      usedGpuSeconds() +
+      (live.phase === 'running' && live.attemptStartedAt
+        ? gpus * secondsBetween(live.attemptStartedAt, workflowNowIso())
+        : 0),
     paused: state.paused,
     continuedAsNew: state.continuedAsNew,
   }));
@@ -100,18 +127,33 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
       // A pause ends an attempt on purpose: it does not use up the budget.
       if (state.attempts.filter((a) => a.outcome !== 'paused').length >= budgets.maxAttempts) {
         reason = `campaign.maxAttempts=${budgets.maxAttempts} attempts used; the last ended with ${last?.ended.type}: ${last?.ended.message}`;
-        throw ApplicationFailure.create({ type: ErrorTypes.CampaignAttemptsExhausted, message: reason, nonRetryable: true });
+        throw ApplicationFailure.create({
+          type: ErrorTypes.CampaignAttemptsExhausted,
+          message: reason,
+          nonRetryable: true,
+        });
       }
       if (state.attemptsWithoutNewCheckpoint >= budgets.maxAttemptsWithoutNewCheckpoint) {
         reason = `${state.attemptsWithoutNewCheckpoint} attempts in a row ended without a new checkpoint (campaign.maxAttemptsWithoutNewCheckpoint=${budgets.maxAttemptsWithoutNewCheckpoint}); the last ended with ${last?.ended.type}: ${last?.ended.message}`;
-        throw ApplicationFailure.create({ type: ErrorTypes.CampaignStalled, message: reason, nonRetryable: true });
+        throw ApplicationFailure.create({
+          type: ErrorTypes.CampaignStalled,
+          message: reason,
+          nonRetryable: true,
+        });
+      }
+      if (last && FATAL.has(last.ended.type)) {
+        reason = `attempt ${last.attempt} failed with ${last.ended.type}, which another attempt cannot fix: ${last.ended.message}`;
+        throw ApplicationFailure.create({ type: last.ended.type, message: reason, nonRetryable: true });
       }
       if (state.paused) {
         live.phase = 'paused';
         await condition(() => !state.paused);
         continue;
       }
-      if (workflowInfo().historyLength >= budgets.historyEventsBeforeContinueAsNew || workflowInfo().continueAsNewSuggested) {
+      if (
+        workflowInfo().historyLength >= budgets.historyEventsBeforeContinueAsNew ||
+        workflowInfo().continueAsNewSuggested
+      ) {
         state.historyEventsPerRun.push(workflowInfo().historyLength);
         state.continuedAsNew++;
         await continueAsNew<typeof campaign>({ ...input, state });
@@ -129,26 +171,36 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
 
   const manifest = await CancellationScope.nonCancellable(async () => {
     await findLatest().catch(() => undefined);
-    return quick.archiveCampaign({
-      archiveDir: spec.storage.archiveDir,
-      untrusted: checkpoints.untrusted,
-      draft: {
-        campaign: info.workflowId,
-        experiment: spec.name,
-        temporal: { workflowId: info.workflowId, runId: info.runId, namespace: info.namespace, taskQueue: info.taskQueue },
-        budgets,
-        provenance: input.provenance,
-        checkpointDir,
-        totalTrainingSteps: state.totalTrainingSteps,
-        outcome,
-        reason,
-        attempts: state.attempts,
-        gpuSeconds: usedGpuSeconds(),
-        continuedAsNew: state.continuedAsNew,
-        writtenAt: workflowNowIso(),
-        ledgerPath,
-      },
-    });
+    return quick
+      .archiveCampaign({
+        archiveDir: spec.storage.archiveDir,
+        untrusted: checkpoints.untrusted,
+        draft: {
+          campaign: info.workflowId,
+          experiment: spec.name,
+          temporal: {
+            workflowId: info.workflowId,
+            runId: info.runId,
+            namespace: info.namespace,
+            taskQueue: info.taskQueue,
+          },
+          budgets,
+          provenance: input.provenance,
+          checkpointDir,
+          totalTrainingSteps: state.totalTrainingSteps,
+          outcome,
+          reason,
+          attempts: state.attempts,
+          gpuSeconds: usedGpuSeconds(),
+          continuedAsNew: state.continuedAsNew,
+          writtenAt: workflowNowIso(),
+          ledgerPath,
+        },
+      })
+      .catch((err: unknown) => {
+        reason = `${reason ?? ''}${reason ? '; ' : ''}the campaign manifest could not be written: ${failureMessage(err)}`;
+        return undefined;
+      });
   });
   const result: CampaignResult = {
     outcome,
@@ -157,12 +209,17 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
     finalStep: state.attempts.at(-1)?.finalStep,
     latestCheckpointStep: state.latestCheckpointStep,
     gpuSeconds: usedGpuSeconds(),
-    manifestPath: manifest.manifestPath,
+    manifestPath: manifest?.manifestPath,
     historyEventsPerRun: state.historyEventsPerRun,
   };
   if (failure === undefined) return result;
   if (isCancellation(failure)) throw failure;
-  throw ApplicationFailure.create({ type: failureType(failure) ?? 'CampaignFailed', message: reason ?? failureMessage(failure), nonRetryable: true, details: [result] });
+  throw ApplicationFailure.create({
+    type: failureType(failure) ?? 'CampaignFailed',
+    message: reason ?? failureMessage(failure),
+    nonRetryable: true,
+    details: [result],
+  });
 
   async function runAttempt(latest: LatestCheckpoint['latest']): Promise<void> {
     const n = state.attempts.length + 1;
@@ -175,7 +232,14 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
     const total = state.totalTrainingSteps;
     child = await startChild<typeof experiment>('experiment', {
       workflowId,
-      args: [{ spec: { ...spec, trainer: { ...spec.trainer, totalTrainingSteps: total } }, provenance: input.provenance, resumeFrom: latest?.path, checkpointDir }],
+      args: [
+        {
+          spec: { ...spec, trainer: { ...spec.trainer, totalTrainingSteps: total } },
+          provenance: input.provenance,
+          resumeFrom: latest?.path,
+          checkpointDir,
+        },
+      ],
     });
     if (state.paused) child.signal(stopAtNextCheckpointSignal).catch(() => undefined);
     let result: ExperimentResult | undefined;
@@ -185,12 +249,21 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
     try {
       result = await child.result();
       childOutcome = result.outcome;
-      ended = { type: result.outcome, message: result.outcome === 'paused' ? (result.training.error ?? 'paused') : `step ${result.training.finalStep}` };
+      ended = {
+        type: result.outcome,
+        message:
+          result.outcome === 'paused'
+            ? (result.training.error ?? 'paused')
+            : `step ${result.training.finalStep}`,
+      };
     } catch (err) {
       const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
       result = (cause as { details?: unknown[] } | undefined)?.details?.[0] as ExperimentResult | undefined;
       childOutcome = isCancellation(err) ? 'cancelled' : 'failed';
-      ended = { type: isCancellation(err) ? 'cancelled' : (failureType(cause) ?? 'failed'), message: failureMessage(cause) };
+      ended = {
+        type: isCancellation(err) ? 'cancelled' : (failureType(cause) ?? 'failed'),
+        message: failureMessage(cause),
+      };
       if (isCancellation(err)) cancelled = err;
     } finally {
       child = undefined;
@@ -198,7 +271,9 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
     // The campaign's own cancellation must not stop it from recording what the attempt left.
     const after = await CancellationScope.nonCancellable(() => findLatest());
     const endedAt = workflowNowIso();
-    const trainSeconds = (result?.stages ?? []).filter((s) => s.stage === 'train').reduce((sum, s) => sum + secondsBetween(s.startedAt, s.endedAt ?? endedAt), 0);
+    const trainSeconds = (result?.stages ?? [])
+      .filter((s) => s.stage === 'train')
+      .reduce((sum, s) => sum + secondsBetween(s.startedAt, s.endedAt ?? endedAt), 0);
     const record: AttemptRecord = {
       attempt: n,
       workflowId,
@@ -210,7 +285,8 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
       ended,
       finalStep: result?.training.finalStep,
       checkpointStepAfter: after?.step ?? 0,
-      manifestPath: result?.archive.manifestPath ?? `${spec.storage.archiveDir}/${spec.name}/${workflowId}/manifest.json`,
+      manifestPath:
+        result?.archive.manifestPath ?? `${spec.storage.archiveDir}/${spec.name}/${workflowId}/manifest.json`,
       submits: result?.submits,
       gpuSeconds: result ? gpus * trainSeconds : gpus * secondsBetween(startedAt, endedAt),
       stages: result?.stages,
@@ -219,7 +295,8 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
     };
     state.attempts.push(record);
     const progressed = (after?.step ?? 0) > stepBefore;
-    state.attemptsWithoutNewCheckpoint = childOutcome === 'failed' && !progressed ? state.attemptsWithoutNewCheckpoint + 1 : 0;
+    state.attemptsWithoutNewCheckpoint =
+      childOutcome === 'failed' && !progressed ? state.attemptsWithoutNewCheckpoint + 1 : 0;
     if (cancelled) throw cancelled;
   }
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { CampaignBudgets, CampaignInput, CampaignProgress, CampaignResult } from '../../src/spec/campaign.js';
@@ -104,6 +104,18 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
     assert.equal(type, ErrorTypes.CampaignAttemptsExhausted);
     assert.equal(result?.attempts.length, 2);
     assert.deepEqual(result?.attempts.map((a) => a.checkpointStepAfter), [10, 20]);
+  });
+
+  it('fails at once on a failure no attempt can fix (storage not writable), creating nothing', async () => {
+    const world = fakeCampaignWorld(() => env.client);
+    world.overrides.preflight = async () => {
+      throw ApplicationFailure.create({ type: ErrorTypes.StorageNotWritable, message: 'stand-in: storage not writable', nonRetryable: true });
+    };
+    const { error, calls } = await runCampaign(world, campaignInput());
+    const { type, result } = failure(error);
+    assert.equal(type, ErrorTypes.StorageNotWritable);
+    assert.equal(result?.attempts.length, 1);
+    assert.ok(!calls.includes('submitCluster') && !calls.includes('teardown'), 'no cluster was created');
   });
 
   it('continues as new past the history threshold without losing lineage', async () => {
