@@ -5,7 +5,7 @@
  * step, the right outcome in the campaign manifest. Numbers for the report are printed, not asserted.
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
@@ -14,6 +14,7 @@ import { CampaignManifestSchema, type CampaignManifest, type CampaignResult } fr
 import { ErrorTypes } from '../../src/spec/error-types.js';
 import type { ExperimentSpec } from '../../src/spec/experiment.js';
 import { ManifestSchema } from '../../src/spec/manifest.js';
+import { shortHash } from '../../src/spec/naming.js';
 import { FaultHarness, completedCheckpointHashes } from '../helpers/fault-harness.js';
 import { rayProcesses } from '../helpers/processes.js';
 
@@ -64,6 +65,12 @@ async function assertEnd(spec: ExperimentSpec, id: string, expected: { outcome: 
   return manifest;
 }
 
+/** Steps trained but not checkpointed: the step in the failure message minus the next attempt's start. */
+function stepsLost(message: string | undefined, resumedFrom: number | undefined): string {
+  const reached = /at step (\d+)/.exec(message ?? '')?.[1];
+  return reached === undefined || resumedFrom === undefined ? '?' : String(Number(reached) - resumedFrom);
+}
+
 describe('campaign fault injection (real dev server, worker process, real Ray, real payload)', () => {
   it('5: the trainer exits non-zero; the next attempt resumes from the latest checkpoint', async () => {
     const id = `fault5-${process.pid}`;
@@ -83,7 +90,9 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     const before = new Map(first.checkpoints.map((c) => [c.step, c.sha256]));
     assert.deepEqual([...before.keys()], [2, 4]);
     await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 8, before });
-    note(`5 non-zero exit: steps lost ${5 - (a2?.startedFromStep ?? 0)} (save_freq ${spec.trainer.saveFreq}); attempts ${result?.attempts.length}; history events per run ${JSON.stringify(result?.historyEventsPerRun)}`);
+    const childEvents = [];
+    for (const a of result?.attempts ?? []) childEvents.push((await h.client.workflow.getHandle(a.workflowId).fetchHistory()).events?.length ?? 0);
+    note(`5 non-zero exit: steps lost ${stepsLost(a1?.ended.message, a2?.startedFromStep)} (save_freq ${spec.trainer.saveFreq}); campaign history ${JSON.stringify(result?.historyEventsPerRun)} events for ${result?.attempts.length} attempts; attempt (child) histories ${JSON.stringify(childEvents)} events`);
   });
 
   it('2: a Ray worker node is killed during training; the cluster is torn down and the next attempt resumes', async () => {
@@ -103,7 +112,115 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     assert.ok((a2?.startedFromStep ?? 0) >= Math.max(...before.keys()), 'resumed from the latest checkpoint');
     const trainEnd = a1?.stages?.find((s) => s.stage === 'train')?.endedAt;
     await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 40, before });
-    note(`2 worker node killed at step ~${at.step}: detected after ${trainEnd ? ((Date.parse(trainEnd) - killedAt) / 1000).toFixed(1) : '?'} s as ${a1?.ended.type}; resumed from step ${a2?.startedFromStep}`);
+    note(`2 worker node killed (checkpoint ${at.lastCheckpointStep} seen): detected after ${trainEnd ? ((Date.parse(trainEnd) - killedAt) / 1000).toFixed(1) : '?'} s as ${a1?.ended.type}; resumed from step ${a2?.startedFromStep}; steps lost ${stepsLost(a1?.ended.message, a2?.startedFromStep)} (save_freq ${spec.trainer.saveFreq})`);
+  });
+
+  it('1: the worker process is killed during training and started again; the run continues on the same cluster', async () => {
+    const id = `fault1-${process.pid}`;
+    const spec = h.spec(60);
+    const handle = await h.startCampaign(id, spec);
+    await h.waitForProgress(handle, (p) => p.lastCheckpointStep >= 2, 'checkpoint 2');
+    const clusters = await h.clustersOf(`${id}-a1`);
+    assert.equal(clusters.length, 1);
+    const before = await completedCheckpointHashes(h.checkpointDir(spec, id));
+    const killedAt = Date.now();
+    await h.killWorker();
+    await new Promise((r) => setTimeout(r, 2000));
+    await h.startWorker();
+    const restartedAt = Date.now();
+    // The Ray job went on without the worker; the same cluster (same processes) is still the only one.
+    assert.deepEqual(await h.clustersOf(`${id}-a1`), clusters, 'no second cluster, the first one untouched');
+    const { result, error } = await outcomeOf(handle);
+    assert.equal(error, undefined, String(error));
+    assert.equal(result?.attempts.length, 1, 'one attempt: the crash was absorbed inside it');
+    assert.equal(result?.attempts[0]?.submits, 1, 'one cluster created');
+    await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 60, before });
+    note(`1 worker process killed: worker down ${((restartedAt - killedAt) / 1000).toFixed(1)} s; campaign done ${((Date.now() - restartedAt) / 1000).toFixed(1)} s after the restart (train activity heartbeat timeout 60 s); 0 steps lost`);
+  });
+
+  it('6: pause stops after the next checkpoint and frees the cluster; resume continues from that checkpoint', async () => {
+    const id = `fault6-${process.pid}`;
+    const spec = h.spec(60);
+    const handle = await h.startCampaign(id, spec);
+    const at = await h.waitForProgress(handle, (p) => p.lastCheckpointStep >= 2, 'checkpoint 2');
+    await handle.signal('pause');
+    const paused = await h.waitForProgress(handle, (p) => p.phase === 'paused', 'the pause');
+    assert.ok(paused.lastCheckpointStep > at.lastCheckpointStep, 'a checkpoint newer than the one at pause time');
+    assert.deepEqual(await h.clustersOf(`${id}-a1`), [], 'no cluster while paused');
+    assert.deepEqual(await rayProcesses(), [], 'no Ray process (no GPU held) while paused');
+    const before = await completedCheckpointHashes(h.checkpointDir(spec, id));
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.equal((await handle.query<{ phase: string }>('progress')).phase, 'paused', 'it waits');
+    await handle.signal('resume');
+    const { result, error } = await outcomeOf(handle);
+    assert.equal(error, undefined, String(error));
+    assert.deepEqual(result?.attempts.map((a) => a.outcome), ['paused', 'succeeded']);
+    assert.equal(result?.attempts[1]?.startedFromStep, paused.lastCheckpointStep);
+    await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 60, before });
+    note(`6 pause: asked at checkpoint ${at.lastCheckpointStep}, stopped after checkpoint ${paused.lastCheckpointStep}; resumed from ${result?.attempts[1]?.startedFromStep}`);
+  });
+
+  for (const stage of ['join', 'train', 'validate'] as const) {
+    it(`4: cancel during ${stage}: teardown happens, the manifests say cancelled`, async () => {
+      const id = `fault4-${stage}-${process.pid}`;
+      const spec = h.spec(stage === 'train' ? 60 : 6);
+      if (stage === 'validate') spec.validation.episodes = 4000; // long enough to be seen running
+      const handle = await h.startCampaign(id, spec);
+      const child = h.client.workflow.getHandle(`${id}-a1`);
+      const deadline = Date.now() + 300_000;
+      for (;;) {
+        const now = await child.query<string>('stage').catch(() => '');
+        if (now === stage) break;
+        assert.ok(Date.now() < deadline, `stage ${stage} not reached (at ${now})`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      if (stage === 'train') await h.waitForProgress(handle, (p) => p.lastCheckpointStep >= 2, 'checkpoint 2');
+      const before = await completedCheckpointHashes(h.checkpointDir(spec, id));
+      await handle.cancel();
+      const { error } = await outcomeOf(handle);
+      assert.ok(error instanceof WorkflowFailedError && error.cause?.name === 'CancelledFailure', String(error));
+      const manifest = await assertEnd(spec, id, { outcome: 'cancelled', before });
+      assert.equal(manifest.attempts[0]?.outcome, 'cancelled');
+      const attempt = ManifestSchema.parse(JSON.parse(await readFile(manifest.attempts[0]?.manifestPath ?? '', 'utf8')));
+      assert.equal(attempt.outcome, 'cancelled');
+    });
+  }
+
+  it('7: storage not writable: refused in preflight, nothing created', async () => {
+    const id = `fault7-${process.pid}`;
+    const spec = h.spec(6);
+    const file = join(h.dir, 'a-file');
+    await writeFile(file, 'not a directory');
+    // Running as root ignores permission bits, so the path goes through a regular file (ENOTDIR).
+    spec.storage.checkpointDir = join(file, 'checkpoints');
+    const handle = await h.startCampaign(id, spec);
+    const { result, error } = await outcomeOf(handle);
+    assert.ok(error instanceof WorkflowFailedError);
+    assert.equal((error.cause as { type?: string }).type, ErrorTypes.StorageNotWritable);
+    assert.equal(result?.attempts.length, 1, 'no second attempt: no attempt can fix storage');
+    assert.match(result?.attempts[0]?.ended.message ?? '', /storage not writable: writable:.*a-file\/checkpoints/);
+    assert.deepEqual(await h.clustersOf(`${id}-a1`), []);
+    assert.ok(!(await readdir(h.runRoot).catch(() => [] as string[])).some((d) => d.includes(shortHash(`${id}-a1`))), 'no cluster dir was made');
+    await assertEnd(spec, id, { outcome: 'failed', before: new Map() }).catch((err: Error) => {
+      // The attempt made no manifest either (preflight failed before verify): only the campaign's is expected.
+      if (!/ENOENT.*fault7-.*-a1\/manifest\.json/.test(err.message)) throw err;
+    });
+  });
+
+  it('3: the Temporal dev server is stopped and started again during training; the campaign continues', async () => {
+    const id = `fault3-${process.pid}`;
+    const spec = h.spec(60);
+    const handle = await h.startCampaign(id, spec);
+    await h.waitForProgress(handle, (p) => p.lastCheckpointStep >= 2, 'checkpoint 2');
+    const before = await completedCheckpointHashes(h.checkpointDir(spec, id));
+    const stoppedAt = Date.now();
+    await h.stopServer();
+    await new Promise((r) => setTimeout(r, 3000));
+    await h.startServer();
+    const { result, error } = await outcomeOf(handle);
+    assert.equal(error, undefined, String(error));
+    assert.equal(result?.outcome, 'succeeded');
+    await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 60, before });
+    note(`3 dev server restart: down ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s incl. the rest of the run; attempts ${result?.attempts.length}`);
   });
 });
-
