@@ -48,9 +48,11 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
     if (p.joinedWorkers !== undefined) status.joinedWorkers = p.joinedWorkers;
     if (p.gpusRegistered !== undefined) status.gpusRegistered = p.gpusRegistered;
     if (p.step !== undefined) status.lastStep = Math.max(status.lastStep, p.step);
+    const newCheckpoint = p.lastCheckpointStep !== undefined && p.lastCheckpointStep > status.lastCheckpointStep;
     if (p.lastCheckpointStep !== undefined) status.lastCheckpointStep = Math.max(status.lastCheckpointStep, p.lastCheckpointStep);
-    // Training progress only (already throttled by the train activity); a lost signal is harmless.
-    if (parent && (p.step !== undefined || p.lastCheckpointStep !== undefined)) {
+    // Only new checkpoints reach the parent: each signal is history there, and a campaign can only
+    // continue-as-new between attempts. A lost signal is harmless (the query is informational).
+    if (parent && newCheckpoint) {
       parent.signal(progressSignal, { step: status.lastStep, lastCheckpointStep: status.lastCheckpointStep }).catch(() => undefined);
     }
   });

@@ -136,24 +136,24 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
     const world = fakeCampaignWorld(() => env.client, { stepMs: 150 });
     const { result } = await runCampaign(world, campaignInput({}, 30), async (id, calls) => {
       const handle = env.client.workflow.getHandle(id);
-      await waitFor(id, (p) => p.phase === 'running' && p.step >= 3, 'training to start');
+      await waitFor(id, (p) => p.phase === 'running' && p.lastCheckpointStep >= 10, 'checkpoint 10');
       await handle.signal('pause');
       const paused = await waitFor(id, (p) => p.phase === 'paused', 'the pause');
-      assert.equal(paused.lastCheckpointStep, 10, 'stopped after the next checkpoint');
+      assert.equal(paused.lastCheckpointStep, 20, 'stopped after the next checkpoint');
       assert.equal(calls.filter((c) => c === 'teardown').length, 1, 'the cluster is released while paused');
       assert.equal(calls.at(-1) === 'teardown' || calls.at(-1) === 'latestCompleteCheckpoint', true);
       await handle.signal('resume');
     });
     assert.equal(result?.outcome, 'succeeded', JSON.stringify(result));
     assert.deepEqual(result?.attempts.map((a) => a.outcome), ['paused', 'succeeded']);
-    assert.equal(result?.attempts[1]?.startedFrom?.split('/').at(-1), 'global_step_10');
+    assert.equal(result?.attempts[1]?.startedFrom?.split('/').at(-1), 'global_step_20');
     assert.equal(result?.attempts[1]?.previousEnded?.type, 'paused');
   });
 
   it('extends the total steps of a running campaign', async () => {
     const world = fakeCampaignWorld(() => env.client, { stepMs: 100 });
     const { result } = await runCampaign(world, campaignInput({}, 20), async (id) => {
-      await waitFor(id, (p) => p.step >= 2, 'training');
+      await waitFor(id, (p) => p.phase === 'running', 'training');
       await env.client.workflow.getHandle(id).signal('extend', 10);
     });
     assert.equal(result?.outcome, 'succeeded');
@@ -165,7 +165,7 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
   it('cancels gracefully during training: the attempt archives and tears down, the manifest says cancelled', async () => {
     const world = fakeCampaignWorld(() => env.client, { stepMs: 200 });
     const { error, calls } = await runCampaign(world, campaignInput({}, 100), async (id) => {
-      await waitFor(id, (p) => p.step >= 2, 'training');
+      await waitFor(id, (p) => p.lastCheckpointStep >= 10, 'training');
       await env.client.workflow.getHandle(id).cancel();
     });
     assert.ok(error instanceof WorkflowFailedError);
