@@ -65,10 +65,18 @@ async function assertEnd(spec: ExperimentSpec, id: string, expected: { outcome: 
   return manifest;
 }
 
-/** Steps trained but not checkpointed: the step in the failure message minus the next attempt's start. */
-function stepsLost(message: string | undefined, resumedFrom: number | undefined): string {
-  const reached = /at step (\d+)/.exec(message ?? '')?.[1];
-  return reached === undefined || resumedFrom === undefined ? '?' : String(Number(reached) - resumedFrom);
+/**
+ * Steps trained but lost: the highest step the first attempt logged (the trainer appends every step
+ * to metrics.jsonl in the shared checkpoint dir) minus the step the next attempt resumed from.
+ */
+async function stepsLost(checkpointDir: string, resumedFrom: number | undefined): Promise<number> {
+  const steps = (await readFile(join(checkpointDir, 'metrics.jsonl'), 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { step: number }).step);
+  const restart = steps.findIndex((s, i) => i > 0 && s <= (steps[i - 1] ?? 0));
+  const reached = restart > 0 ? (steps[restart - 1] ?? 0) : Math.max(...steps);
+  return reached - (resumedFrom ?? 0);
 }
 
 describe('campaign fault injection (real dev server, worker process, real Ray, real payload)', () => {
@@ -92,7 +100,9 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 8, before });
     const childEvents = [];
     for (const a of result?.attempts ?? []) childEvents.push((await h.client.workflow.getHandle(a.workflowId).fetchHistory()).events?.length ?? 0);
-    note(`5 non-zero exit: steps lost ${stepsLost(a1?.ended.message, a2?.startedFromStep)} (save_freq ${spec.trainer.saveFreq}); campaign history ${JSON.stringify(result?.historyEventsPerRun)} events for ${result?.attempts.length} attempts; attempt (child) histories ${JSON.stringify(childEvents)} events`);
+    const lost = await stepsLost(h.checkpointDir(spec, id), a2?.startedFromStep);
+    assert.ok(lost <= spec.trainer.saveFreq, `steps lost ${lost} <= save_freq`);
+    note(`5 non-zero exit: steps lost ${lost} (save_freq ${spec.trainer.saveFreq}); campaign history ${JSON.stringify(result?.historyEventsPerRun)} events for ${result?.attempts.length} attempts; attempt (child) histories ${JSON.stringify(childEvents)} events`);
   });
 
   it('2: a Ray worker node is killed during training; the cluster is torn down and the next attempt resumes', async () => {
@@ -112,7 +122,9 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     assert.ok((a2?.startedFromStep ?? 0) >= Math.max(...before.keys()), 'resumed from the latest checkpoint');
     const trainEnd = a1?.stages?.find((s) => s.stage === 'train')?.endedAt;
     await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 40, before });
-    note(`2 worker node killed (checkpoint ${at.lastCheckpointStep} seen): detected after ${trainEnd ? ((Date.parse(trainEnd) - killedAt) / 1000).toFixed(1) : '?'} s as ${a1?.ended.type}; resumed from step ${a2?.startedFromStep}; steps lost ${stepsLost(a1?.ended.message, a2?.startedFromStep)} (save_freq ${spec.trainer.saveFreq})`);
+    const lost = await stepsLost(h.checkpointDir(spec, id), a2?.startedFromStep);
+    assert.ok(lost <= spec.trainer.saveFreq, `steps lost ${lost} <= save_freq`);
+    note(`2 worker node killed (after checkpoint ${at.lastCheckpointStep} was reported): detected after ${trainEnd ? ((Date.parse(trainEnd) - killedAt) / 1000).toFixed(1) : '?'} s as ${a1?.ended.type}; resumed from step ${a2?.startedFromStep}; steps lost ${lost} (save_freq ${spec.trainer.saveFreq})`);
   });
 
   it('1: the worker process is killed during training and started again; the run continues on the same cluster', async () => {
@@ -217,10 +229,11 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     await h.stopServer();
     await new Promise((r) => setTimeout(r, 3000));
     await h.startServer();
+    const downFor = (Date.now() - stoppedAt) / 1000;
     const { result, error } = await outcomeOf(handle);
     assert.equal(error, undefined, String(error));
     assert.equal(result?.outcome, 'succeeded');
     await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 60, before });
-    note(`3 dev server restart: down ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s incl. the rest of the run; attempts ${result?.attempts.length}`);
+    note(`3 dev server restart: server down ${downFor.toFixed(1)} s during training; finished ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s after the stop; attempts ${result?.attempts.length}`);
   });
 });
