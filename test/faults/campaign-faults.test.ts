@@ -75,8 +75,9 @@ async function stepsLost(checkpointDir: string, resumedFrom: number | undefined)
     .filter(Boolean)
     .map((l) => (JSON.parse(l) as { step: number }).step);
   const restart = steps.findIndex((s, i) => i > 0 && s <= (steps[i - 1] ?? 0));
-  const reached = restart > 0 ? (steps[restart - 1] ?? 0) : Math.max(...steps);
-  return reached - (resumedFrom ?? 0);
+  // No step repeated: the first attempt stopped right at the checkpoint the next one resumed from.
+  if (restart < 0) return 0;
+  return (steps[restart - 1] ?? 0) - (resumedFrom ?? 0);
 }
 
 describe('campaign fault injection (real dev server, worker process, real Ray, real payload)', () => {
