@@ -12,6 +12,6 @@ echo "== lint"; npx eslint src test bench
 echo "== node tests"
 # One file at a time: Ray clusters and Temporal servers share this machine's two cores.
 node --import tsx --test --test-concurrency=1 \
-  test/unit/*.test.ts test/activities/*.test.ts test/workflows/*.test.ts test/integration/*.test.ts
+  test/unit/*.test.ts test/activities/*.test.ts test/workflows/*.test.ts test/integration/*.test.ts test/faults/*.test.ts
 echo "== payload tests"
 .venv/bin/python -m pytest payload/tests -q

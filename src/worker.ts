@@ -35,6 +35,9 @@ export async function createWorker(config: OrchestratorConfig): Promise<{ worker
     taskQueue: config.RAGEN_TASK_QUEUE,
     workflowsPath,
     activities: createActivities(activityDeps(config, client)),
+    // Cancellation reaches an activity in a heartbeat reply; the default throttle (0.8 x the 60 s
+    // heartbeat timeout) would let a cancelled or paused training job run on for up to 48 s.
+    maxHeartbeatThrottleInterval: '3 seconds',
   });
   return {
     worker,

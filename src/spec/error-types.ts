@@ -20,6 +20,10 @@ export const ErrorTypes = {
   ValidationFailed: 'ValidationFailed',
   ManifestExists: 'ManifestExists',
   RunDeadlineExceeded: 'RunDeadlineExceeded',
+  /** A campaign used up campaign.maxAttempts. */
+  CampaignAttemptsExhausted: 'CampaignAttemptsExhausted',
+  /** campaign.maxAttemptsWithoutNewCheckpoint attempts in a row ended without a new complete checkpoint. */
+  CampaignStalled: 'CampaignStalled',
 } as const;
 
 export type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];

@@ -3,8 +3,8 @@ import { parseDocument } from 'yaml';
 import { ExperimentSpecSchema, type ExperimentSpec } from './experiment.js';
 import { SpecError, issuesFromZod } from './spec-error.js';
 
-/** Parse YAML text into a validated spec; throws SpecError naming each bad field. */
-export function parseExperimentSpec(text: string, source = 'spec'): ExperimentSpec {
+/** Parse YAML text into a plain mapping; throws SpecError on malformed YAML or a non-mapping. */
+export function parseYamlMapping(text: string, source = 'spec'): Record<string, unknown> {
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     throw new SpecError(
@@ -16,17 +16,24 @@ export function parseExperimentSpec(text: string, source = 'spec'): ExperimentSp
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new SpecError(source, [{ field: '(root)', message: 'the spec must be a YAML mapping with name, rayVersion, cluster, trainer and storage' }]);
   }
-  const parsed = ExperimentSpecSchema.safeParse(raw);
+  return raw as Record<string, unknown>;
+}
+
+/** Parse YAML text into a validated spec; throws SpecError naming each bad field. */
+export function parseExperimentSpec(text: string, source = 'spec'): ExperimentSpec {
+  const parsed = ExperimentSpecSchema.safeParse(parseYamlMapping(text, source));
   if (!parsed.success) throw new SpecError(source, issuesFromZod(parsed.error));
   return parsed.data;
 }
 
-export async function loadExperimentSpec(path: string): Promise<ExperimentSpec> {
-  let text: string;
+export async function readSpecFile(path: string): Promise<string> {
   try {
-    text = await readFile(path, 'utf8');
+    return await readFile(path, 'utf8');
   } catch (err) {
     throw new SpecError(path, [{ field: '(file)', message: `cannot read the spec file: ${(err as Error).message}` }]);
   }
-  return parseExperimentSpec(text, path);
+}
+
+export async function loadExperimentSpec(path: string): Promise<ExperimentSpec> {
+  return parseExperimentSpec(await readSpecFile(path), path);
 }

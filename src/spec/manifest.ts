@@ -31,7 +31,7 @@ export const ManifestSchema = z.strictObject({
   training: OutcomeSchema.extend({ finalStep: z.number().optional(), totalTrainingSteps: z.number() }),
   validation: OutcomeSchema.extend({ result: ValidationResultSchema.omit({ records: true }).passthrough().optional(), resultsPath: z.string().optional() }),
   stages: z.array(StageRecordSchema),
-  outcome: z.enum(['succeeded', 'failed', 'cancelled']),
+  outcome: z.enum(['succeeded', 'failed', 'cancelled', 'paused']),
   writtenAt: z.string(),
 });
 export type Manifest = z.infer<typeof ManifestSchema>;

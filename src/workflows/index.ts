@@ -1,3 +1,4 @@
 /** The workflow bundle's entry: every workflow the worker registers. */
 export { experiment } from './experiment.js';
 export { reaper } from './reaper.js';
+export { campaign } from './campaign.js';

@@ -20,6 +20,8 @@ export function fakeActivities(overrides: Partial<Activities> = {}) {
     archive: async ({ draft }) => ({ manifestPath: `/fake/${draft.temporal.workflowId}/manifest.json`, sha256: 'f'.repeat(64), checkpoints: 0 }),
     teardown: async () => ({ alreadyGone: false }),
     reapClusters: async () => ({ startedAt: '', durationMs: 0, entries: [] }),
+    latestCompleteCheckpoint: async () => ({ checkpoints: [], untrusted: [] }),
+    archiveCampaign: async ({ draft }) => ({ manifestPath: `/fake/${draft.campaign}/campaign.json`, sha256: 'c'.repeat(64) }),
   };
   const merged = { ...base, ...overrides };
   const recorded = Object.fromEntries(
