@@ -17,6 +17,12 @@ export const ErrorTypes = {
   ValidationFailed: 'ValidationFailed',
   ManifestExists: 'ManifestExists',
   RunDeadlineExceeded: 'RunDeadlineExceeded',
+  /** Kubernetes 401/403: the message names the verb and resource to grant. */
+  KubePermissionDenied: 'KubePermissionDenied',
+  /** Kubernetes 422 (or another 4xx): the message names the field. */
+  KubeInvalidObject: 'KubeInvalidObject',
+  /** A RayCluster with our name exists but belongs to another workflow or attempt. */
+  ClusterNameTaken: 'ClusterNameTaken',
 } as const;
 
 export type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];
