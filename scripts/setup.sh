@@ -33,4 +33,7 @@ if [ "$(cat .venv/.setup-hash 2>/dev/null)" != "$py_hash" ]; then
   fi
   echo "$py_hash" > .venv/.setup-hash
 fi
-echo "setup: ready (.venv, node_modules)"
+# The kuberay tests' control plane: etcd and kube-apiserver built from the Go module proxy into
+# a cache outside the clone (~/.cache/ragen-orchestrator/k8s); warm, this returns at once.
+bash scripts/k8s/build.sh
+echo "setup: ready (.venv, node_modules, k8s test binaries)"

@@ -18,7 +18,7 @@ function condition(obj: RayClusterObject, type: string): RayClusterCondition | u
  */
 export function interpretRayCluster(obj: RayClusterObject | undefined, ref: string): CrVerdict {
   if (!obj) return { phase: 'gone', message: `RayCluster ${ref} does not exist: it was deleted outside this workflow (it is not re-created)` };
-  if (obj.metadata.deletionTimestamp) return { phase: 'gone', message: `RayCluster ${ref} is being deleted (since ${obj.metadata.deletionTimestamp})` };
+  if (obj.metadata.deletionTimestamp) return { phase: 'gone', message: `RayCluster ${ref} is being deleted (since ${obj.metadata.deletionTimestamp}) outside this workflow's teardown; it is not re-created` };
   const failure = condition(obj, 'ReplicaFailure');
   if (failure?.status === 'True') {
     return { phase: 'failed', message: `RayCluster ${ref} reports ReplicaFailure: ${failure.reason ?? 'unknown reason'}${failure.message ? `: ${failure.message}` : ''}` };
