@@ -5,8 +5,7 @@ import { request } from 'node:https';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
+import { CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject, loadAllYaml } from '@kubernetes/client-node';
 import { REPO_ROOT } from '../../src/config.js';
 import { freePorts } from '../../src/backends/local/ports.js';
 
@@ -195,7 +194,8 @@ export async function startKubeEnv(options: { namespace?: string; gpus?: number 
     const admin = new KubeConfig();
     admin.loadFromFile(adminKubeconfig);
 
-    const crd = parseAllDocuments(await readFile(await rayClusterCrdPath(), 'utf8')).map((d) => d.toJS() as KubernetesObject).filter(Boolean);
+    // loadAllYaml deserializes into client-node's models, which keep x-kubernetes-* extensions on create.
+    const crd = loadAllYaml(await readFile(await rayClusterCrdPath(), 'utf8')) as KubernetesObject[];
     const pvc = 'ragen-storage';
     await createAll(admin, [
       ...crd,

@@ -69,6 +69,7 @@ describe('kuberay backend against a real kube-apiserver', () => {
     assert.equal(perms?.ok, false);
     assert.match(perms?.detail ?? '', /cannot create, delete rayclusters\.ray\.io in namespace ragen-lifecycle/);
     assert.equal(checks.find((c) => c.name === 'kuberay-crd')?.ok, true, JSON.stringify(checks));
+    assert.match(checks.find((c) => c.name === 'kuberay-storage-pvc')?.detail ?? '', /cannot get persistentvolumeclaims\/ragen-storage/);
     await assert.rejects(restricted.createCluster({ name: 'denied-a0', spec, owner: owner() }), (err: ApplicationFailure) => {
       assert.ok(err instanceof ApplicationFailure);
       assert.equal(err.type, 'KubePermissionDenied');

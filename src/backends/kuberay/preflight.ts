@@ -1,3 +1,4 @@
+import { ApplicationFailure } from '@temporalio/common';
 import { type ExperimentSpec, workerGpus } from '../../spec/experiment.js';
 import type { PreflightCheck } from '../backend.js';
 import type { KubeApi } from './kube-api.js';
@@ -47,7 +48,15 @@ export async function kuberayPreflight(api: KubeApi, spec: ExperimentSpec): Prom
   }
 
   const pvc = spec.kuberay?.storage.pvc ?? '';
-  const phase = await api.pvcPhase(pvc);
+  let phase: string | undefined;
+  try {
+    phase = await api.pvcPhase(pvc);
+  } catch (err) {
+    // A refusal (403) is a finding; an unreachable API server is not, and is retried.
+    if (!(err instanceof ApplicationFailure)) throw err;
+    checks.push({ name: 'kuberay-storage-pvc', ok: false, detail: err.message });
+    return checks;
+  }
   checks.push({
     name: 'kuberay-storage-pvc',
     ok: phase !== undefined,
