@@ -41,6 +41,11 @@ export class KubeRayStandIn {
   /** Every RayCluster name the stand-in ever launched, in order (a re-create would show twice). */
   readonly launched: string[] = [];
   readonly errors: string[] = [];
+
+  private fail(message: string): void {
+    this.errors.push(message);
+    console.error(`kuberay stand-in: ${message}`);
+  }
   private readonly custom: CustomObjectsApi;
   private abort: AbortController | undefined;
   private stopped = false;
@@ -127,7 +132,7 @@ export class KubeRayStandIn {
     this.clusters.set(name, running);
     this.launched.push(name);
     running.launch = this.bringUp(running, Number(limits(spec.headGroupSpec.template)['cpu'] ?? 1), groups).catch((err: Error) => {
-      this.errors.push(`${name}: ${err.message}`);
+      this.fail(`${name}: ${err.message}`);
     });
   }
 
@@ -164,11 +169,11 @@ export class KubeRayStandIn {
     const provisioned = headReady && r.readyWorkers === r.desiredWorkers;
     const conditions: RayClusterCondition[] = [
       headReady
-        ? { type: 'HeadPodReady', status: 'True', reason: 'HeadPodRunningAndReady', lastTransitionTime: now }
+        ? { type: 'HeadPodReady', status: 'True', reason: 'HeadPodRunningAndReady', message: '', lastTransitionTime: now }
         : { type: 'HeadPodReady', status: 'False', reason: 'ContainersNotReady', message: 'stand-in: ray head starting', lastTransitionTime: now },
       provisioned
-        ? { type: 'RayClusterProvisioned', status: 'True', reason: 'AllPodRunningAndReadyFirstTime', lastTransitionTime: now }
-        : { type: 'RayClusterProvisioned', status: 'False', reason: 'RayClusterPodsProvisioning', lastTransitionTime: now },
+        ? { type: 'RayClusterProvisioned', status: 'True', reason: 'AllPodRunningAndReadyFirstTime', message: 'All Ray Pods are ready for the first time', lastTransitionTime: now }
+        : { type: 'RayClusterProvisioned', status: 'False', reason: 'RayClusterPodsProvisioning', message: 'RayCluster Pods are being provisioned for first time', lastTransitionTime: now },
     ];
     const port = new URL(r.state.dashboardUrl).port;
     const status: RayClusterStatus = {
@@ -202,7 +207,9 @@ export class KubeRayStandIn {
       try {
         return await fn();
       } catch (err) {
-        if ((err as { code?: number }).code === 404) return;
+        const code = (err as { code?: number }).code;
+        if (code === 404) return;
+        if (code !== undefined && code >= 400 && code < 500 && code !== 409 && code !== 429) throw err;
         if (Date.now() > deadline || this.stopped) throw err;
         await sleep(300);
       }
@@ -213,10 +220,10 @@ export class KubeRayStandIn {
   private async release(name: string, r: Running): Promise<void> {
     await r.launch;
     const left = await stopCluster(r.state);
-    if (left.length > 0) this.errors.push(`${name}: Ray processes left after stop: ${left.join(', ')}`);
+    if (left.length > 0) this.fail(`${name}: Ray processes left after stop: ${left.join(', ')}`);
     await this.updateObject(name, (o) => {
       o.metadata.finalizers = (o.metadata.finalizers ?? []).filter((f) => f !== STANDIN_FINALIZER);
-    }).catch((err: Error) => this.errors.push(`${name}: finalizer: ${err.message}`));
+    }).catch((err: Error) => this.fail(`${name}: finalizer: ${err.message}`));
     this.clusters.delete(name);
   }
 

@@ -14,6 +14,7 @@ import type { experiment } from '../../src/workflows/experiment.js';
 import { type KubeEnv, startKubeEnv } from '../helpers/kube-env.js';
 import { KubeRayStandIn } from '../helpers/kuberay-standin.js';
 import { kuberaySpec } from '../helpers/kuberay-specs.js';
+import { clusterProcesses } from '../../src/backends/local/processes.js';
 import { rayProcesses } from '../helpers/processes.js';
 import { testInput } from '../helpers/specs.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
@@ -87,7 +88,7 @@ async function lastAttempt(handle: Handle, activityType: string): Promise<number
 async function assertClean(): Promise<void> {
   const left = await backend.api.listRayClusters('app.kubernetes.io/managed-by=ragen-orchestrator');
   assert.deepEqual(left.map((c) => c.metadata.name), [], 'no RayCluster is left');
-  assert.deepEqual(await rayProcesses(), [], 'no Ray process is left');
+  for (const name of standIn.launched) assert.deepEqual(await clusterProcesses(name), [], `no Ray process of ${name} is left`);
   assert.deepEqual(standIn.errors, []);
 }
 
