@@ -27,17 +27,19 @@ export async function createWorker(config: OrchestratorConfig): Promise<{ worker
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+  const deps = activityDeps(config, client);
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.RAGEN_TASK_QUEUE,
     workflowsPath,
-    activities: createActivities(activityDeps(config, client)),
+    activities: createActivities(deps),
   });
   return {
     worker,
     client,
     close: async () => {
+      for (const backend of Object.values(deps.backends)) backend?.close?.();
       await clientConnection.close();
       await connection.close();
     },

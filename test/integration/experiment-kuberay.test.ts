@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import type { ExperimentSpec } from '../../src/spec/experiment.js';
 import { activityDeps } from '../../src/worker.js';
 import type { experiment } from '../../src/workflows/experiment.js';
+import type { reaper } from '../../src/workflows/reaper.js';
 import { type KubeEnv, startKubeEnv } from '../helpers/kube-env.js';
 import { KubeRayStandIn } from '../helpers/kuberay-standin.js';
 import { kuberaySpec } from '../helpers/kuberay-specs.js';
@@ -166,6 +167,24 @@ describe('experiment on kuberay (real kube-apiserver, KubeRay stand-in, real Ray
     assert.equal(result.submits, 1, 'no resubmit after training started');
     await sleep(2000);
     assert.equal(standIn.launched.length - launchedBefore, 1, 'no re-create loop');
+    await assertClean();
+  });
+
+  it('reaper on kuberay: an experiment terminated during training has its RayCluster deleted by the next pass', async () => {
+    await withWorker(async (taskQueue) => {
+      const handle = await env.client.workflow.start<typeof experiment>('experiment', { taskQueue, workflowId: uniqueId('k-terminated'), args: [testInput(spec(400, 100))] });
+      await waitForStage(handle, (s) => s.stage === 'train' && s.lastStep >= 1);
+      const name = standIn.launched.at(-1) ?? '';
+      await handle.terminate('test: terminate skips every cleanup in the workflow');
+      const terminatedAt = Date.now();
+      assert.ok(await backend.api.getRayCluster(name), 'terminate ran no teardown: the cluster is still there');
+      const report = await env.client.workflow.execute<typeof reaper>('reaper', { taskQueue, workflowId: uniqueId('reaper-pass'), args: [{ graceSeconds: 0 }] });
+      const entry = report.entries.find((e) => e.cluster === name);
+      assert.equal(entry?.action, 'deleted', JSON.stringify(report));
+      assert.match(entry?.reason ?? '', /terminated/);
+      assert.equal(await backend.api.getRayCluster(name), undefined);
+      console.log(`# kuberay: terminate -> RayCluster and its Ray processes gone (one reaper pass, grace 0): ${((Date.now() - terminatedAt) / 1000).toFixed(1)} s`);
+    });
     await assertClean();
   });
 });
