@@ -29,12 +29,13 @@ export async function createWorker(config: OrchestratorConfig): Promise<{ worker
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+  const deps = activityDeps(config, client);
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.RAGEN_TASK_QUEUE,
     workflowsPath,
-    activities: createActivities(activityDeps(config, client)),
+    activities: createActivities(deps),
     // Cancellation reaches an activity in a heartbeat reply; the default throttle (0.8 x the 60 s
     // heartbeat timeout) would let a cancelled or paused training job run on for up to 48 s.
     maxHeartbeatThrottleInterval: '3 seconds',
@@ -43,6 +44,7 @@ export async function createWorker(config: OrchestratorConfig): Promise<{ worker
     worker,
     client,
     close: async () => {
+      for (const backend of Object.values(deps.backends)) backend?.close?.();
       await clientConnection.close();
       await connection.close();
     },
