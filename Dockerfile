@@ -6,7 +6,7 @@ WORKDIR /app
 COPY package.json package-lock.json requirements.txt ./
 COPY payload ./payload
 COPY scripts ./scripts
-RUN PYTHON=python3 bash scripts/setup.sh
+RUN PYTHON=python3 RAGEN_SETUP_TEST_TOOLS=0 bash scripts/setup.sh
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npx tsc -p tsconfig.build.json

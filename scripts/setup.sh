@@ -33,4 +33,19 @@ if [ "$(cat .venv/.setup-hash 2>/dev/null)" != "$py_hash" ]; then
   fi
   echo "$py_hash" > .venv/.setup-hash
 fi
+# The verify tests run a real OCI registry (Distribution, Debian's docker-registry) and make its
+# bcrypt htpasswd file with apache2-utils' htpasswd. The package's service is not started (no
+# systemd here); the tests start their own registries on loopback ports.
+# RAGEN_SETUP_TEST_TOOLS=0 skips them (the deployment image, Dockerfile).
+if [ "${RAGEN_SETUP_TEST_TOOLS:-1}" != 0 ] && { ! command -v docker-registry >/dev/null || ! command -v htpasswd >/dev/null; }; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "setup: apt-get install docker-registry apache2-utils"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq --no-install-recommends docker-registry apache2-utils >/dev/null 2>&1 \
+      || { apt-get update -qq && apt-get install -y -qq --no-install-recommends docker-registry apache2-utils >/dev/null; }
+  else
+    # Only the registry tests need them; running experiments does not.
+    echo "setup: warning: docker-registry or htpasswd is missing; the registry tests need the Debian packages docker-registry and apache2-utils (install them as root)" >&2
+  fi
+fi
 echo "setup: ready (.venv, node_modules)"

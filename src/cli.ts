@@ -1,5 +1,6 @@
 import { DefaultLogger, type LogLevel, Runtime } from '@temporalio/worker';
 import { loadConfig } from './config.js';
+import { campaignCommand, campaignControlCommand, prepareCampaign } from './cli/campaign.js';
 import { devCommand, withEmbeddedStack } from './cli/embedded.js';
 import { cancelCommand, reaperInstallCommand, statusCommand } from './cli/manage.js';
 import { prepareRun, runCommand } from './cli/run.js';
@@ -16,7 +17,10 @@ const USAGE = `usage: ragen-orchestrator <command>
                   [--catchup DUR] [--no-pause-on-failure]   a Temporal Schedule for a sweep or an experiment spec
   schedule list | describe <id> | pause <id> [--note T] | unpause <id> | delete <id> | trigger <id>
   reaper install [--every S] [--grace S]   schedule the teardown backstop (default every 300 s, grace 120 s)
-  dev                            Temporal dev server (persistent db), a worker and the reaper schedule`;
+  dev                            Temporal dev server (persistent db), a worker and the reaper schedule
+  campaign [--embedded] <spec.yaml>            start a resumable campaign and follow it
+  campaign pause|resume|cancel|status <id>     control or inspect a running campaign
+  campaign extend <id> <steps>                 add training steps to a running campaign`;
 
 const SCHEDULE_VERBS: ScheduleVerb[] = ['create', 'list', 'describe', 'pause', 'unpause', 'delete', 'trigger'];
 
@@ -69,6 +73,14 @@ async function main(argv: string[]): Promise<number> {
       break;
     case 'dev':
       return devCommand(config);
+    case 'campaign': {
+      const [action, id, steps] = rest;
+      if (action && id && ['pause', 'resume', 'extend', 'cancel', 'status'].includes(action)) return campaignControlCommand(config, action, id, steps);
+      const specPath = rest.find((a) => !a.startsWith('--'));
+      if (!specPath) break;
+      const input = await prepareCampaign(specPath);
+      return rest.includes('--embedded') ? withEmbeddedStack(config, () => campaignCommand(config, input)) : campaignCommand(config, input);
+    }
   }
   console.error(USAGE);
   return 2;

@@ -1,6 +1,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { dockerConfigPath } from './registry/auth.js';
 
 /** The repository root (src/ or dist/ sits right below it). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -15,9 +16,20 @@ const ConfigSchema = z.object({
   /** Ray rewrites 127.0.0.1 to the host's address; another loopback address keeps it on loopback. */
   RAGEN_NODE_IP: z.string().default('127.0.0.2'),
   RAGEN_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(2000),
+  /** kuberay backend: on when set to 1, or when a kubeconfig is named or the worker runs in a pod. */
+  RAGEN_KUBERAY: z.enum(['0', '1']).optional(),
+  /** Kubeconfig file; unset: KUBECONFIG, ~/.kube/config, then the in-cluster service account. */
+  RAGEN_KUBECONFIG: z.string().optional(),
+  RAGEN_KUBERAY_NAMESPACE: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'RAGEN_KUBERAY_NAMESPACE must be a Kubernetes namespace name').default('default'),
+  /** service: head Service DNS (worker in the cluster); head-status: status.head.podIP + endpoints.dashboard. */
+  RAGEN_KUBERAY_DASHBOARD: z.enum(['service', 'head-status']).default('service'),
+  /** The interpreter on the image's PATH that runs the payload. */
+  RAGEN_KUBERAY_PYTHON: z.string().default('python'),
+  KUBECONFIG: z.string().optional(),
+  KUBERNETES_SERVICE_HOST: z.string().optional(),
 });
 
-export type OrchestratorConfig = z.infer<typeof ConfigSchema> & { rayBin: string; python: string; temporalBin: string; testServerBin: string };
+export type OrchestratorConfig = z.infer<typeof ConfigSchema> & { rayBin: string; python: string; temporalBin: string; testServerBin: string; dockerConfigPath: string; kuberayEnabled: boolean };
 
 /** Parse the environment at the boundary (never at import time). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): OrchestratorConfig {
@@ -27,5 +39,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): OrchestratorCo
   }
   const c = parsed.data;
   const bin = (name: string) => join(c.RAGEN_VENV, 'bin', name);
-  return { ...c, rayBin: bin('ray'), python: bin('python'), temporalBin: bin('temporal'), testServerBin: bin('temporal-test-server') };
+  const kuberayEnabled = c.RAGEN_KUBERAY === undefined ? Boolean(c.RAGEN_KUBECONFIG || c.KUBECONFIG || c.KUBERNETES_SERVICE_HOST) : c.RAGEN_KUBERAY === '1';
+  return { ...c, rayBin: bin('ray'), python: bin('python'), temporalBin: bin('temporal'), testServerBin: bin('temporal-test-server'), dockerConfigPath: dockerConfigPath(env), kuberayEnabled };
 }

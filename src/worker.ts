@@ -5,6 +5,7 @@ import { type ActivityDeps, createActivities } from './activities/index.js';
 import { RayDashboardClient } from './backends/ray/dashboard-client.js';
 import { createBackends } from './backends/registry.js';
 import { type OrchestratorConfig, loadConfig } from './config.js';
+import { RegistryClient } from './registry/client.js';
 import { signalProgress } from './progress-reporter.js';
 import { describeWorkflowStatus } from './workflow-status.js';
 
@@ -18,6 +19,7 @@ export function activityDeps(config: OrchestratorConfig, client: Client): Activi
     rayHead: (url) => new RayDashboardClient(url),
     reportProgress: signalProgress(client),
     workflowStatus: describeWorkflowStatus(client),
+    imageRegistry: new RegistryClient({ dockerConfigPath: config.dockerConfigPath }),
     pollIntervalMs: config.RAGEN_POLL_INTERVAL_MS,
   };
 }
@@ -27,17 +29,22 @@ export async function createWorker(config: OrchestratorConfig): Promise<{ worker
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+  const deps = activityDeps(config, client);
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.RAGEN_TASK_QUEUE,
     workflowsPath,
-    activities: createActivities(activityDeps(config, client)),
+    activities: createActivities(deps),
+    // Cancellation reaches an activity in a heartbeat reply; the default throttle (0.8 x the 60 s
+    // heartbeat timeout) would let a cancelled or paused training job run on for up to 48 s.
+    maxHeartbeatThrottleInterval: '3 seconds',
   });
   return {
     worker,
     client,
     close: async () => {
+      for (const backend of Object.values(deps.backends)) backend?.close?.();
       await clientConnection.close();
       await connection.close();
     },

@@ -22,6 +22,10 @@ from .levels import Holdout, env_kwargs, training_level, validation_levels
 from .metrics_logger import MetricsLogger, say, warn
 
 
+class InjectedFault(RuntimeError):
+    """Raised by the test-only `fault.exit_after_step` hook; the CLI exits 1 like any training failure."""
+
+
 def epsilon_at(cfg: dict, step: int) -> float:
     start, end, decay = cfg["algorithm.epsilon_start"], cfg["algorithm.epsilon_end"], cfg["algorithm.epsilon_decay_steps"]
     return end + (start - end) * max(0.0, 1.0 - (step - 1) / decay)
@@ -135,8 +139,22 @@ class Trainer:
                 metrics["timing_s/save_checkpoint"] = time.perf_counter() - t0
             metrics["timing_s/step"] = time.perf_counter() - started
             self.logger.log(self.step, metrics)
+            self._injected_fault()
         say(f"Final validation metrics: {final}")
         return final
+
+    def _injected_fault(self) -> None:
+        """The test-only hook `fault.exit_after_step`: fires once per checkpoint dir, so a resumed
+        run that passes the same step again goes on (a campaign's next attempt)."""
+        at = self.cfg["fault.exit_after_step"]
+        if at is None or self.step != at:
+            return
+        marker = os.path.join(self.root, f".fault_exit_after_step_{at}")
+        if os.path.exists(marker):
+            return
+        os.makedirs(self.root, exist_ok=True)
+        open(marker, "w").close()
+        raise InjectedFault(f"fault injection: fault.exit_after_step={at}; exiting 1 after step {self.step}")
 
     def train_step(self) -> dict:
         cfg = self.cfg

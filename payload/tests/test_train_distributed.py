@@ -111,3 +111,17 @@ def test_impossible_per_node_shape_is_bounded(ray_cluster, tmp_path):
     # 2 GPUs in total, but no node has 2: verl would hang in pg.ready(); here it fails.
     proc = train(ray_cluster, tmp_path, "trainer.n_gpus_per_node=2", "trainer.placement_timeout_s=3", f"trainer.default_local_dir={tmp_path}/c")
     assert proc.returncode == 3 and "placement groups not ready within 3 s" in proc.stderr
+
+
+def test_fault_hook_exits_1_once_then_resume_path_finishes(ray_cluster, tmp_path):
+    root = str(tmp_path / "ckpt")
+    common = ["trainer.nnodes=2", f"trainer.default_local_dir={root}", "trainer.save_freq=2", "trainer.total_training_steps=5",
+              "fault.exit_after_step=3", "es_manager.val.env_groups=8", "trainer.val_before_train=false"]
+    failed = train(ray_cluster, tmp_path, *common, "trainer.resume_mode=disable")
+    assert failed.returncode == 1, failed.stdout[-2000:] + failed.stderr[-2000:]
+    assert "fault injection: fault.exit_after_step=3" in failed.stderr
+    assert open(os.path.join(root, "latest_checkpointed_iteration.txt")).read().strip() == "2"
+    resumed = train(ray_cluster, tmp_path, *common, "trainer.resume_mode=resume_path", f"trainer.resume_from_path={root}/global_step_2")
+    assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
+    assert "Resumed from checkpoint" in resumed.stdout
+    assert open(os.path.join(root, "latest_checkpointed_iteration.txt")).read().strip() == "5"

@@ -1,7 +1,8 @@
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ErrorTypes } from '../spec/error-types.js';
 import { ManifestSchema, type Manifest, type ManifestDraft } from '../spec/manifest.js';
 import { checkpointSteps, hashCheckpoint, readTracker } from './checkpoints.js';
+import { permanent } from './failures.js';
 import { writeOnce } from './write-once.js';
 
 export function manifestPath(archiveDir: string, experiment: string, workflowId: string): string {
@@ -24,8 +25,8 @@ export function createArchive() {
     const manifest: Manifest = ManifestSchema.parse({ schemaVersion: 1, ...draft, checkpoints, writtenAt: draft.stages.at(-1)?.startedAt ?? '' });
     const text = `${JSON.stringify(manifest, null, 2)}\n`;
     const path = manifestPath(input.archiveDir, draft.experiment, draft.temporal.workflowId);
-    const sha256 = await writeOnce(path, text); // never overwrites a manifest
-    await writeFile(`${path}.sha256`, `${sha256}  manifest.json\n`);
+    const { sha256, existing } = await writeOnce(path, text); // never overwrite a manifest
+    if (existing) throw permanent(ErrorTypes.ManifestExists, `a different manifest already exists at ${path}; it is kept (sha256 ${existing})`);
     return { manifestPath: path, sha256, checkpoints: checkpoints.length };
   };
 }

@@ -1,6 +1,8 @@
 import type { ComputeBackend } from '../backends/backend.js';
 import type { RayHeadApi } from '../backends/ray/dashboard-client.js';
 import type { Progress } from '../spec/progress.js';
+import type { InspectedImage } from '../registry/client.js';
+import type { RegistryLocation } from '../registry/reference.js';
 
 /** What activities need from the outside world; tests hand in fakes of the same type. */
 export interface ActivityDeps {
@@ -11,6 +13,8 @@ export interface ActivityDeps {
   rayHead(dashboardUrl: string): RayHeadApi;
   /** The state of a workflow by id (latest run); undefined when no such workflow exists. */
   workflowStatus(workflowId: string): Promise<{ status: string; closeTime?: string } | undefined>;
+  /** Reads an image's manifest and config from its registry (verify); the default reads the Docker config from the environment. */
+  imageRegistry?: { inspect(loc: RegistryLocation): Promise<InspectedImage> };
   /** Poll interval of the heartbeat loops. */
   pollIntervalMs: number;
 }

@@ -1,5 +1,7 @@
 import { createAllReduceCheck } from './allreduce.js';
 import { createArchive } from './archive.js';
+import { createArchiveCampaign } from './campaign-archive.js';
+import { createLatestCompleteCheckpoint } from './campaign-checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { createAwaitJoin } from './join.js';
 import { createPreflight } from './preflight.js';
@@ -25,6 +27,8 @@ export function createActivities(deps: ActivityDeps) {
     teardown: createTeardown(deps),
     reapClusters: createReapClusters(deps),
     archiveSweep: createArchiveSweep(),
+    latestCompleteCheckpoint: createLatestCompleteCheckpoint(),
+    archiveCampaign: createArchiveCampaign(),
   };
 }
 

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { SweepManifestSchema, type SweepManifest } from '../spec/sweep.js';
 import { sweepCsv } from '../spec/sweep-results.js';
+import { ErrorTypes } from '../spec/error-types.js';
+import { permanent } from './failures.js';
 import { writeOnce } from './write-once.js';
 
 export function sweepManifestPaths(archiveDir: string, sweepName: string, sweepId: string): { manifestPath: string; csvPath: string } {
@@ -18,8 +20,11 @@ export function createArchiveSweep() {
   return async function archiveSweep(input: { manifest: SweepManifest; archiveDir: string }): Promise<{ manifestPath: string; csvPath: string; sha256: string }> {
     const manifest = SweepManifestSchema.parse(input.manifest);
     const paths = sweepManifestPaths(input.archiveDir, manifest.sweep, manifest.temporal.workflowId);
-    const sha256 = await writeOnce(paths.manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
-    await writeOnce(paths.csvPath, sweepCsv(manifest.children));
-    return { ...paths, sha256 };
+    const written = await writeOnce(paths.manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+    const csv = await writeOnce(paths.csvPath, sweepCsv(manifest.children));
+    for (const [path, w] of [[paths.manifestPath, written], [paths.csvPath, csv]] as const) {
+      if (w.existing) throw permanent(ErrorTypes.ManifestExists, `a different file already exists at ${path}; it is kept (sha256 ${w.existing})`);
+    }
+    return { ...paths, sha256: written.sha256 };
   };
 }

@@ -49,12 +49,23 @@ export function createTrain(deps: ActivityDeps) {
     const total = spec.trainer.totalTrainingSteps;
     let lastReportAt = 0;
     const wantWorkers = workerNodes(spec);
+    const readJob = async (submission: string) => {
+      const job = await dashboard.job(submission);
+      return { job, logs: job ? await dashboard.jobLogs(submission) : '' };
+    };
     await dashboard.submitJob(id, shellQuote(argv), { VERL_FILE_LOGGER_PATH: `${checkpointDir}/metrics.jsonl` });
     return stoppingJobOnCancel(dashboard, id, async () => {
       for (;;) {
-        const job = await dashboard.job(id);
+        const { job, logs } = await readJob(id).catch(async (err: unknown) => {
+          // The head not answering may mean the cluster itself is gone (deleted by someone else):
+          // say so and stop, rather than retry against a cluster that will not come back.
+          const status = await backend.describeCluster(handle);
+          if (status.phase === 'gone' || status.phase === 'failed') {
+            throw permanent(ErrorTypes.ClusterLost, `cluster ${handle.name} is ${status.phase} during training (at step ${beat.step}, last checkpoint ${beat.lastCheckpointStep}): ${status.message ?? ''}`, beat);
+          }
+          throw err;
+        });
         if (!job) throw permanent(ErrorTypes.ClusterLost, `training job ${id} no longer exists on ${handle.name}: the cluster was replaced or lost`);
-        const logs = await dashboard.jobLogs(id);
         const summary = summarizeTrainLog(logs);
         const checkpoint = (await readTracker(checkpointDir)) ?? beat.lastCheckpointStep;
         if (summary.lastStep > beat.step || checkpoint > beat.lastCheckpointStep) {

@@ -37,4 +37,6 @@ export interface ComputeBackend {
   /** Delete and wait until nothing of it is left; deleting what is gone is success. */
   deleteCluster(handle: ClusterHandle): Promise<{ alreadyGone: boolean }>;
   listClusters(): Promise<OwnedCluster[]>;
+  /** Release long-lived connections (kuberay: its watches) when the worker stops. */
+  close?(): void;
 }

@@ -1,10 +1,21 @@
 import type { OrchestratorConfig } from '../config.js';
 import type { ComputeBackend } from './backend.js';
+import { KubeRayBackend } from './kuberay/kuberay-backend.js';
 import { LocalBackend } from './local/local-backend.js';
 
-/** The backends a worker serves. The kuberay backend is not part of this build yet. */
+/** The backends a worker serves: local always; kuberay when a Kubernetes cluster is configured. */
 export function createBackends(config: OrchestratorConfig): Partial<Record<'local' | 'kuberay', ComputeBackend>> {
   return {
     local: new LocalBackend({ runRoot: config.RAGEN_RUN_ROOT, rayBin: config.rayBin, python: config.python, nodeIp: config.RAGEN_NODE_IP }),
+    ...(config.kuberayEnabled
+      ? {
+          kuberay: new KubeRayBackend({
+            namespace: config.RAGEN_KUBERAY_NAMESPACE,
+            kubeconfig: config.RAGEN_KUBECONFIG,
+            dashboard: config.RAGEN_KUBERAY_DASHBOARD,
+            python: config.RAGEN_KUBERAY_PYTHON,
+          }),
+        }
+      : {}),
   };
 }

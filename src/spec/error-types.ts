@@ -8,6 +8,9 @@ export const ErrorTypes = {
   StorageNotWritable: 'StorageNotWritable',
   RayVersionMismatch: 'RayVersionMismatch',
   ImageNotVerified: 'ImageNotVerified',
+  ImageNotFound: 'ImageNotFound',
+  ImageDigestMismatch: 'ImageDigestMismatch',
+  RegistryUnauthorized: 'RegistryUnauthorized',
   JoinDeadlineExceeded: 'JoinDeadlineExceeded',
   AllReduceFailed: 'AllReduceFailed',
   TrainingFailed: 'TrainingFailed',
@@ -18,6 +21,16 @@ export const ErrorTypes = {
   ManifestExists: 'ManifestExists',
   RunDeadlineExceeded: 'RunDeadlineExceeded',
   SweepFailureBudgetExhausted: 'SweepFailureBudgetExhausted',
+  /** A campaign used up campaign.maxAttempts. */
+  CampaignAttemptsExhausted: 'CampaignAttemptsExhausted',
+  /** campaign.maxAttemptsWithoutNewCheckpoint attempts in a row ended without a new complete checkpoint. */
+  CampaignStalled: 'CampaignStalled',
+  /** Kubernetes 401/403: the message names the verb and resource to grant. */
+  KubePermissionDenied: 'KubePermissionDenied',
+  /** Kubernetes 422 (or another 4xx): the message names the field. */
+  KubeInvalidObject: 'KubeInvalidObject',
+  /** A RayCluster with our name exists but belongs to another workflow or attempt. */
+  ClusterNameTaken: 'ClusterNameTaken',
 } as const;
 
 export type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];

@@ -9,11 +9,16 @@ export const ExperimentInputSchema = z.strictObject({
   provenance: ResolvedProvenanceSchema,
   /** Explicit resume (a campaign's next attempt): `…/global_step_N`; absent = fresh start. */
   resumeFrom: z.string().optional(),
+  /** A campaign's shared `trainer.default_local_dir`; absent = `<checkpointDir>/<name>/<workflow id>`. */
+  checkpointDir: z.string().optional(),
 });
 export type ExperimentInput = z.infer<typeof ExperimentInputSchema>;
 
+/** `paused`: a campaign's pause stopped training after a checkpoint; the cluster was torn down. */
+export const ExperimentOutcomeSchema = z.enum(['succeeded', 'failed', 'cancelled', 'paused']);
+
 export const ExperimentResultSchema = z.strictObject({
-  outcome: z.enum(['succeeded', 'failed', 'cancelled']),
+  outcome: ExperimentOutcomeSchema,
   training: OutcomeSchema.extend({ finalStep: z.number().optional() }),
   validation: OutcomeSchema.extend({ successRate: z.number().optional() }),
   archive: OutcomeSchema.extend({ manifestPath: z.string().optional() }),

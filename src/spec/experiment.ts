@@ -69,6 +69,20 @@ export const JoinSchema = z.strictObject({
   minBusBandwidthGbps: z.number().min(0).default(0),
 });
 
+const DnsLabel = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'a Kubernetes name: 1-63 lowercase letters, digits and -');
+
+/** Settings read only when backend is kuberay. */
+export const KubeRaySchema = z.strictObject({
+  /** The shared volume every Ray pod mounts: checkpoints and archives must live under mountPath. */
+  storage: z.strictObject({ pvc: DnsLabel, mountPath: AbsolutePath }),
+  /** What preflight does when the nodes' allocatable nvidia.com/gpu is below the request. */
+  gpuCapacity: z.enum(['refuse', 'warn']).default('refuse'),
+  /** Service account of the Ray pods (default: the namespace's default). */
+  serviceAccount: DnsLabel.optional(),
+});
+
+const isUnder = (path: string, root: string) => path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
+
 export const ExperimentSpecSchema = z
   .strictObject({
     name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/, 'use 1-40 lowercase letters, digits and - (it names clusters)'),
@@ -82,16 +96,30 @@ export const ExperimentSpecSchema = z
     provenance: ProvenanceSchema.default({}),
     deadlines: DeadlinesSchema.default({ joinSeconds: 180, runSeconds: 6 * 3600, noProgressSeconds: 300 }),
     join: JoinSchema.default({ maxResubmits: 2, allReduceSizeMb: 4, minBusBandwidthGbps: 0 }),
+    kuberay: KubeRaySchema.optional(),
   })
   .superRefine((spec, ctx) => {
     for (const issue of shapeIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
     if (spec.backend === 'kuberay' && !spec.image) {
       ctx.addIssue({ code: 'custom', path: ['image'], message: 'the kuberay backend needs an image pinned by digest (registry/repo@sha256:…)' });
     }
+    if (spec.backend === 'kuberay') {
+      if (!spec.kuberay) {
+        ctx.addIssue({ code: 'custom', path: ['kuberay'], message: 'the kuberay backend needs kuberay.storage.pvc and kuberay.storage.mountPath (the shared volume every Ray pod mounts)' });
+      } else {
+        const { mountPath, pvc } = spec.kuberay.storage;
+        for (const key of ['checkpointDir', 'archiveDir'] as const) {
+          if (!isUnder(spec.storage[key], mountPath)) {
+            ctx.addIssue({ code: 'custom', path: ['storage', key], message: `must be under kuberay.storage.mountPath (${mountPath}): only that volume (PVC ${pvc}) is shared by the Ray pods` });
+          }
+        }
+      }
+    }
   });
 
 export type ExperimentSpec = z.infer<typeof ExperimentSpecSchema>;
 export type WorkerGroup = z.infer<typeof WorkerGroupSchema>;
+export type KubeRaySettings = z.infer<typeof KubeRaySchema>;
 
 /** GPUs that the worker groups provide (the head never has GPUs). */
 export function workerGpus(spec: Pick<ExperimentSpec, 'cluster'>): number {

@@ -22,3 +22,17 @@ export function parseImageRef(value: string): ImageRef {
   if (!groups?.['repository'] || !groups['digest']) throw new Error(`not a digest-pinned image: ${value}`);
   return { repository: groups['repository'], tag: groups['tag'], digest: groups['digest'] };
 }
+
+/** What the verify stage found out about the image; recorded in the manifest. */
+export const ImageVerificationSchema = z.strictObject({
+  ref: z.string().optional(),
+  digest: z.string().optional(),
+  /** The linux/amd64 manifest an index resolved to (equal to digest for a single-platform image). */
+  platformManifestDigest: z.string().optional(),
+  /** The Ray version the image states, and where it says so (label, Env, or nowhere). */
+  rayVersion: z.string().optional(),
+  rayVersionSource: z.enum(['label', 'env', 'none']).optional(),
+  verified: z.boolean(),
+  note: z.string(),
+});
+export type ImageVerification = z.infer<typeof ImageVerificationSchema>;

@@ -3,8 +3,8 @@ import { parseDocument } from 'yaml';
 import { ExperimentSpecSchema, type ExperimentSpec } from './experiment.js';
 import { SpecError, issuesFromZod } from './spec-error.js';
 
-/** YAML text to a plain mapping; malformed YAML and a non-mapping are SpecErrors with the line. */
-export function parseYamlMapping(text: string, source: string, kind?: string): Record<string, unknown> {
+/** Parse YAML text into a plain mapping; throws SpecError on malformed YAML or a non-mapping. */
+export function parseYamlMapping(text: string, source = 'spec', kind?: string): Record<string, unknown> {
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     throw new SpecError(
@@ -27,12 +27,14 @@ export function parseExperimentSpec(text: string, source = 'spec'): ExperimentSp
   return parsed.data;
 }
 
-export async function loadExperimentSpec(path: string): Promise<ExperimentSpec> {
-  let text: string;
+export async function readSpecFile(path: string): Promise<string> {
   try {
-    text = await readFile(path, 'utf8');
+    return await readFile(path, 'utf8');
   } catch (err) {
     throw new SpecError(path, [{ field: '(file)', message: `cannot read the spec file: ${(err as Error).message}` }]);
   }
-  return parseExperimentSpec(text, path);
+}
+
+export async function loadExperimentSpec(path: string): Promise<ExperimentSpec> {
+  return parseExperimentSpec(await readSpecFile(path), path);
 }

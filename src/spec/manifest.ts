@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ClusterHandleSchema, RayNodeSchema } from './cluster.js';
 import { ExperimentSpecSchema } from './experiment.js';
+import { ImageVerificationSchema } from './image.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
 import { AllReduceResultSchema, CheckpointRecordSchema, PreflightCheckSchema, OutcomeSchema, StageRecordSchema, ValidationResultSchema } from './results.js';
 
@@ -10,7 +11,7 @@ export const ManifestSchema = z.strictObject({
   experiment: z.string(),
   temporal: z.strictObject({ workflowId: z.string(), runId: z.string(), namespace: z.string(), taskQueue: z.string() }),
   provenance: ResolvedProvenanceSchema,
-  image: z.strictObject({ ref: z.string().optional(), digest: z.string().optional(), verified: z.boolean(), note: z.string() }),
+  image: ImageVerificationSchema,
   rayVersion: z.strictObject({ declared: z.string(), planned: z.string().optional(), observedOnHead: z.string().optional() }),
   environment: z.strictObject({ envTag: z.string(), overrides: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])) }),
   seeds: z.strictObject({ train: z.number(), val: z.number() }),
@@ -30,7 +31,7 @@ export const ManifestSchema = z.strictObject({
   training: OutcomeSchema.extend({ finalStep: z.number().optional(), totalTrainingSteps: z.number() }),
   validation: OutcomeSchema.extend({ result: ValidationResultSchema.omit({ records: true }).passthrough().optional(), resultsPath: z.string().optional() }),
   stages: z.array(StageRecordSchema),
-  outcome: z.enum(['succeeded', 'failed', 'cancelled']),
+  outcome: z.enum(['succeeded', 'failed', 'cancelled', 'paused']),
   writtenAt: z.string(),
 });
 export type Manifest = z.infer<typeof ManifestSchema>;

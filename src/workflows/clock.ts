@@ -6,3 +6,9 @@ export function workflowNowIso(): string {
   // eslint-disable-next-line no-restricted-globals -- deterministic in the workflow sandbox (see above)
   return new Date().toISOString();
 }
+
+/** Seconds between two ISO times (pure arithmetic on strings the workflow recorded). */
+export function secondsBetween(startIso: string, endIso: string): number {
+  // eslint-disable-next-line no-restricted-globals -- Date.parse is pure: no clock is read
+  return (Date.parse(endIso) - Date.parse(startIso)) / 1000;
+}

@@ -9,3 +9,6 @@ export const stageQuery = defineQuery<string>('stage');
 export const joinedWorkersQuery = defineQuery<number>('joinedWorkers');
 export const lastStepQuery = defineQuery<number>('lastStep');
 export const lastCheckpointQuery = defineQuery<number>('lastCheckpoint');
+
+/** Sent by a campaign's pause: finish training after the next checkpoint, tear down, end as `paused`. */
+export const stopAtNextCheckpointSignal = defineSignal('stopAtNextCheckpoint');

@@ -1,5 +1,6 @@
-import { ApplicationFailure, CancellationScope, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { JoinResult } from '../activities/join.js';
+import { stepOfCheckpointPath } from '../spec/campaign.js';
 import type { ClusterHandle } from '../spec/cluster.js';
 import { trainArgv, type ResumeFrom } from '../spec/entrypoint.js';
 import { ErrorTypes } from '../spec/error-types.js';
@@ -16,6 +17,7 @@ import {
   progressSignal,
   stageQuery,
   statusQuery,
+  stopAtNextCheckpointSignal,
 } from './definitions.js';
 import { failureMessage, failureType, outcomeOf } from './failure-info.js';
 import { cleanup, longRunning, polling, quick } from './policies.js';
@@ -30,18 +32,35 @@ const RESUBMITTABLE: ReadonlySet<string> = new Set([ErrorTypes.JoinDeadlineExcee
  * whole run) are durable timers; the no-progress watchdog lives in the train activity.
  * Queries: status, stage, joinedWorkers, lastStep, lastCheckpoint. Cancel is graceful: the job
  * stops, checkpoints stay, the manifest records what exists, the cluster is deleted.
+ * Signal `stopAtNextCheckpoint` (a campaign's pause): training stops once a checkpoint newer than
+ * the one at signal time exists, validation is skipped, and the run ends `paused` after teardown.
+ * A child of a campaign forwards its progress signals to the parent, so the campaign's query is live.
  */
 export async function experiment(input: ExperimentInput): Promise<ExperimentResult> {
   const { spec } = input;
   const info = workflowInfo();
-  const checkpointDir = `${spec.storage.checkpointDir}/${spec.name}/${info.workflowId}`;
+  const checkpointDir = input.checkpointDir ?? `${spec.storage.checkpointDir}/${spec.name}/${info.workflowId}`;
   const runDir = `${spec.storage.archiveDir}/${spec.name}/${info.workflowId}`;
-  const status: ExperimentStatus = { stage: 'preflight', attempt: 0, joinedWorkers: 0, gpusRegistered: 0, lastStep: 0, lastCheckpointStep: 0 };
+  const resumedStep = stepOfCheckpointPath(input.resumeFrom);
+  const status: ExperimentStatus = { stage: 'preflight', attempt: 0, joinedWorkers: 0, gpusRegistered: 0, lastStep: resumedStep, lastCheckpointStep: resumedStep };
+  const parent = info.parent ? getExternalWorkflowHandle(info.parent.workflowId) : undefined;
   setHandler(progressSignal, (p) => {
     if (p.joinedWorkers !== undefined) status.joinedWorkers = p.joinedWorkers;
     if (p.gpusRegistered !== undefined) status.gpusRegistered = p.gpusRegistered;
     if (p.step !== undefined) status.lastStep = Math.max(status.lastStep, p.step);
+    const newCheckpoint = p.lastCheckpointStep !== undefined && p.lastCheckpointStep > status.lastCheckpointStep;
     if (p.lastCheckpointStep !== undefined) status.lastCheckpointStep = Math.max(status.lastCheckpointStep, p.lastCheckpointStep);
+    // Only new checkpoints reach the parent: each signal is history there, and a campaign can only
+    // continue-as-new between attempts. A lost signal is harmless (the query is informational).
+    if (parent && newCheckpoint) {
+      parent.signal(progressSignal, { step: status.lastStep, lastCheckpointStep: status.lastCheckpointStep }).catch(() => undefined);
+    }
+  });
+  /** Checkpoint step current when a pause was asked for: training stops at the first one above it. */
+  let stopAfterCheckpoint: number | undefined;
+  let pausedAtCheckpoint = false;
+  setHandler(stopAtNextCheckpointSignal, () => {
+    stopAfterCheckpoint ??= status.lastCheckpointStep;
   });
   setHandler(statusQuery, () => status);
   setHandler(stageQuery, () => status.stage);
@@ -122,13 +141,34 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
       }
     }
     const cluster = handle;
+    if (stopAfterCheckpoint !== undefined) {
+      // Paused before training started: nothing to wait for, free the cluster now.
+      pausedAtCheckpoint = true;
+      training.error = 'paused before training started';
+      return;
+    }
+    const trainScope = new CancellationScope();
+    const pauseWatch = new CancellationScope();
+    pauseWatch
+      .run(() => condition(() => stopAfterCheckpoint !== undefined && status.lastCheckpointStep > stopAfterCheckpoint))
+      .then(() => {
+        pausedAtCheckpoint = true;
+        trainScope.cancel(); // the train activity stops the Ray job; the checkpoint is complete already
+      })
+      .catch(() => undefined);
     try {
-      const result = await stage('train', () => longRunning.train({ spec, handle: cluster, checkpointDir, resume }));
+      const result = await trainScope.run(() => stage('train', () => longRunning.train({ spec, handle: cluster, checkpointDir, resume })));
       finalStep = result.finalStep;
       training.outcome = 'succeeded';
     } catch (err) {
+      if (pausedAtCheckpoint && isCancellation(err)) {
+        Object.assign(training, { outcome: 'cancelled', error: `paused after checkpoint ${status.lastCheckpointStep}` });
+        return;
+      }
       Object.assign(training, { outcome: outcomeOf(err), error: failureMessage(err) });
       throw err;
+    } finally {
+      pauseWatch.cancel();
     }
     try {
       const checkpointPath = `${checkpointDir}/global_step_${finalStep}`;
@@ -149,7 +189,7 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
     failure = err;
   }
 
-  const outcome: ExperimentResult['outcome'] = failure === undefined ? 'succeeded' : outcomeOf(failure);
+  const outcome: ExperimentResult['outcome'] = failure !== undefined ? outcomeOf(failure) : pausedAtCheckpoint ? 'paused' : 'succeeded';
   // Archive whenever anything ran past preflight; on cancel too ("archive what exists").
   if (verified) {
     const draft = buildDraft();

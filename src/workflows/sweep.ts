@@ -98,7 +98,10 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       });
-      record({ index, workflowId, outcome: r.outcome, successRate: r.validation.successRate, manifestPath: r.archive.manifestPath });
+      // A child paused by hand (the campaign signal) stopped before validation: counted as cancelled.
+      const outcome: ChildOutcome['outcome'] = r.outcome === 'paused' ? 'cancelled' : r.outcome;
+      const paused = r.outcome === 'paused';
+      record({ index, workflowId, outcome, successRate: r.validation.successRate, manifestPath: r.archive.manifestPath, error: paused ? 'paused by hand before validation' : undefined });
     } catch (err) {
       const r = childResultOf(err);
       record({

@@ -21,6 +21,8 @@ export function fakeActivities(overrides: Partial<Activities> = {}) {
     teardown: async () => ({ alreadyGone: false }),
     reapClusters: async () => ({ startedAt: '', durationMs: 0, entries: [] }),
     archiveSweep: async ({ manifest }) => ({ manifestPath: `/fake/${manifest.temporal.workflowId}/sweep.json`, csvPath: `/fake/${manifest.temporal.workflowId}/sweep.csv`, sha256: 'f'.repeat(64) }),
+    latestCompleteCheckpoint: async () => ({ checkpoints: [], untrusted: [] }),
+    archiveCampaign: async ({ draft }) => ({ manifestPath: `/fake/${draft.campaign}/campaign.json`, sha256: 'c'.repeat(64) }),
   };
   const merged = { ...base, ...overrides };
   const recorded = Object.fromEntries(

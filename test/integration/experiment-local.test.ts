@@ -15,20 +15,34 @@ import type { experiment } from '../../src/workflows/experiment.js';
 import { rayProcesses } from '../helpers/processes.js';
 import { testInput, testSpec, validSpecYaml } from '../helpers/specs.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
+import { pushImage } from '../helpers/oci-images.js';
+import { type RunningRegistry, startRegistry } from '../helpers/oci-registry.js';
+import { RAY_VERSION_LABEL } from '../../src/registry/ray-version.js';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ExperimentResult } from '../../src/spec/experiment-input.js';
 
 const run = promisify(execFile);
 
 let env: TestWorkflowEnvironment;
 let storage: string;
+/** A real Distribution registry on loopback holding the images the specs name (verify reads them). */
+let registry: RunningRegistry;
+const images: Record<'matching' | 'older', string> = { matching: '', older: '' };
 const runRoot = `/tmp/ro-it-${process.pid}`;
 
 before(async () => {
   assert.deepEqual(await rayProcesses(), [], 'no Ray process may be running before the test');
   env = await devServerEnv();
   storage = await mkdtemp(join(tmpdir(), 'ragen-it-'));
+  registry = await startRegistry();
+  const target = { baseUrl: registry.baseUrl, repository: 'ragen/sokoban' };
+  images.matching = `${registry.host}/ragen/sokoban:2.60.0@${await pushImage(target, { labels: { [RAY_VERSION_LABEL]: '2.60.0' } }, '2.60.0')}`;
+  images.older = `${registry.host}/ragen/sokoban:2.9.3@${await pushImage(target, { labels: { [RAY_VERSION_LABEL]: '2.9.3' } }, '2.9.3')}`;
 });
 after(async () => {
   await env?.teardown();
+  await registry?.stop();
   if (!process.env["KEEP_RUN_ROOT"]) await rm(runRoot, { recursive: true, force: true });
 });
 
@@ -42,7 +56,7 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
       workflowBundle: await workflowBundle(),
       activities: createActivities(activityDeps(config, env.client)),
     });
-    const spec = testSpec({}, storage);
+    const spec = testSpec({ image: images.matching }, storage);
     const result = await worker.runUntil(
       env.client.workflow.execute<typeof experiment>('experiment', { taskQueue, workflowId: uniqueId('it-wf'), args: [testInput(spec)] }),
     );
@@ -51,6 +65,11 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
     assert.equal(result.teardown.outcome, 'succeeded');
     const manifest = ManifestSchema.parse(JSON.parse(await readFile(result.archive.manifestPath ?? '', 'utf8')));
     assert.equal(manifest.rayVersion.observedOnHead, '2.60.0');
+    assert.equal(manifest.image.ref, images.matching);
+    assert.equal(manifest.image.verified, true, manifest.image.note);
+    assert.equal(manifest.image.rayVersion, '2.60.0');
+    assert.equal(manifest.image.rayVersionSource, 'label');
+    assert.equal(manifest.image.platformManifestDigest, manifest.image.digest);
     assert.deepEqual(manifest.checkpoints.map((c) => c.step), [10, 20]);
     assert.equal(manifest.cluster.nodes.filter((n) => n.alive && !n.isHead).length, 2);
     assert.ok(manifest.preflight.allReduce?.ok, 'the all-reduce check ran on the joined workers');
@@ -59,11 +78,42 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
     assert.deepEqual(await rayProcesses(), [], 'teardown left Ray processes');
   });
 
+  it('fails verify on the image label\'s Ray version before any cluster is created', async () => {
+    const mismatchRoot = `/tmp/ro-vm-${process.pid}`;
+    const config = { ...loadConfig(), RAGEN_RUN_ROOT: mismatchRoot, RAGEN_POLL_INTERVAL_MS: 1000 };
+    const taskQueue = uniqueId('it-verify');
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: await workflowBundle(),
+      activities: createActivities(activityDeps(config, env.client)),
+    });
+    const spec = testSpec({ image: images.older }, storage);
+    const err = await worker
+      .runUntil(env.client.workflow.execute<typeof experiment>('experiment', { taskQueue, workflowId: uniqueId('it-verify-wf'), args: [testInput(spec)] }))
+      .then(
+        () => assert.fail('the experiment ran with a mismatched image'),
+        (e: unknown) => e,
+      );
+    assert.ok(err instanceof WorkflowFailedError);
+    const cause = err.cause;
+    assert.ok(cause instanceof ApplicationFailure);
+    assert.equal(cause.type, 'RayVersionMismatch');
+    assert.match(cause.message, /contains Ray 2\.9\.3 \(label io\.ray\.version\), the spec declares rayVersion 2\.60\.0/);
+    const result = cause.details?.[0] as ExperimentResult;
+    assert.deepEqual(result.stages.map((s) => [s.stage, s.outcome]), [['preflight', 'succeeded'], ['verify', 'failed']]);
+    assert.equal(result.submits, 0);
+    assert.deepEqual(await readdir(mismatchRoot).catch(() => []), [], 'no cluster directory was created');
+    assert.deepEqual(await rayProcesses(), []);
+    await rm(mismatchRoot, { recursive: true, force: true });
+  });
+
   it('refuses bad specs in the CLI before any server, worker or cluster starts', async () => {
     const cases: [string, RegExp][] = [
       [validSpecYaml(storage).replace('nnodes: 2', 'nnodes: 4'), /trainer\.nnodes: .*4 x 1 = 4, but the worker groups provide 2 GPUs/],
       [validSpecYaml(storage).replace('checkpointDir: ', 'checkpointDir: relative'), /storage\.checkpointDir: must be an absolute path/],
       [`${validSpecYaml(storage)}image: ray:latest\n`, /image: image 'ray:latest' is not pinned by an immutable digest/],
+      [`${validSpecYaml(storage)}image: 127.0.0.1:5000/ragen@sha256:abc\n`, /image: .*the digest must be sha256: followed by 64 lowercase hex characters/],
       [`${validSpecYaml(storage)}gpus: 2\n`, /gpus: unknown field/],
       ['name: [', /malformed YAML/],
     ];

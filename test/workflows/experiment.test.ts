@@ -5,6 +5,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { Activities } from '../../src/activities/index.js';
+import { registryUnavailable } from '../../src/registry/errors.js';
 import { ErrorTypes } from '../../src/spec/error-types.js';
 import type { ExperimentInput, ExperimentResult } from '../../src/spec/experiment-input.js';
 import type { experiment } from '../../src/workflows/experiment.js';
@@ -102,6 +103,22 @@ describe('experiment workflow (time-skipping server, fake activities)', () => {
     });
     assert.equal(result?.outcome, 'succeeded');
     assert.equal(calls.filter((c) => c === 'verify').length, 3);
+  });
+
+  it('retries an unavailable registry in verify, then fails clearly; an unknown image is not retried; no cluster either way', async () => {
+    const down = await runWith({
+      verify: async () => {
+        throw registryUnavailable('registry 127.0.0.1:1 unreachable at http://127.0.0.1:1/v2/ragen/manifests/sha256:0 (stand-in)');
+      },
+    });
+    assert.equal(down.calls.filter((c) => c === 'verify').length, 5, 'the quick profile tries 5 times');
+    assert.equal(failureResult(down.error).type, 'RegistryUnavailable');
+    assert.match(String((down.error as WorkflowFailedError).cause?.message), /registry 127\.0\.0\.1:1 unreachable/);
+    assert.ok(!down.calls.includes('submitCluster'));
+    const missing = await runWith({ verify: permanent(ErrorTypes.ImageNotFound) });
+    assert.equal(missing.calls.filter((c) => c === 'verify').length, 1);
+    assert.equal(failureResult(missing.error).type, ErrorTypes.ImageNotFound);
+    assert.ok(!missing.calls.includes('submitCluster'));
   });
 
   it('resubmits the whole cluster after a missed join deadline, then fails with JoinDeadlineExceeded', async () => {

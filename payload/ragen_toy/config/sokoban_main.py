@@ -61,6 +61,9 @@ SETTINGS: dict[str, Setting] = {
     "algorithm.epsilon_decay_steps": Setting(10, "int", minimum=1),
     "algorithm.epochs_per_step": Setting(2, "int", minimum=1),
     "algorithm.minibatch_size": Setting(256, "int", minimum=1),
+    # Fault-injection hook for the orchestrator's tests (not in RAGEN): exit 1 right after step N
+    # (after its save, if any), once per default_local_dir; a marker file there records that it fired.
+    "fault.exit_after_step": Setting(None, "int", nullable=True, minimum=1, help="tests only: exit 1 once after this step"),
     # Accepted so RAGEN command lines also run against the toy; they change nothing here.
     "model_path": Setting("Qwen/Qwen2.5-3B-Instruct", "str", help="accepted for compatibility; unused"),
     "system.CUDA_VISIBLE_DEVICES": Setting("0", "str", help="accepted for compatibility; unused"),

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Builds etcd and kube-apiserver from the Go module proxy into a cache outside the clone.
+# Warm: exits at once when both binaries exist. Nothing built lands in the repo.
+# kube-apiserver needs a wrapper module: k8s.io/kubernetes requires its staging modules at
+# v0.0.0 and maps them with relative replaces that Go ignores for dependencies, so we add
+# `replace k8s.io/<staging> => k8s.io/<staging> v0.<minor>.<patch>` generated from its go.mod.
+set -euo pipefail
+source "$(dirname "$0")/versions.sh"
+
+export PATH="/usr/local/go/bin:$PATH"
+export GOFLAGS=-mod=mod
+export GOTOOLCHAIN=local
+
+command -v go >/dev/null || { echo "Go is required to build the k8s test binaries (install Go >= 1.25)" >&2; exit 1; }
+
+fetch_kuberay_crd() {
+  # The RayCluster CRD comes from the KubeRay Go module in the module cache, never from the repo.
+  go mod download -json "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION" >/dev/null
+}
+# Also when the binaries are cached: the module cache may have been cleaned on its own.
+fetch_kuberay_crd
+
+mkdir -p "$K8S_BIN"
+if [[ -x "$K8S_BIN/etcd" && -x "$K8S_BIN/kube-apiserver" ]]; then
+  echo "k8s test binaries present in $K8S_BIN"
+  exit 0
+fi
+
+start=$(date +%s)
+work="$K8S_CACHE/build"
+mkdir -p "$work"
+
+build_etcd() {
+  [[ -x "$K8S_BIN/etcd" ]] && return 0
+  local dir="$work/etcd"
+  rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
+  go mod init ragen-k8s-etcd >/dev/null 2>&1
+  go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+  # etcd's own go.mod has relative replaces for its sibling modules; pin them to the same tag.
+  for m in api/v3 client/pkg/v3 client/v3 pkg/v3 server/v3; do
+    go mod edit -replace "go.etcd.io/etcd/$m=go.etcd.io/etcd/$m@$ETCD_VERSION"
+  done
+  go mod tidy >/dev/null 2>&1 || true
+  go build -trimpath -o "$K8S_BIN/etcd.tmp" go.etcd.io/etcd/server/v3
+  mv "$K8S_BIN/etcd.tmp" "$K8S_BIN/etcd"
+}
+
+build_apiserver() {
+  [[ -x "$K8S_BIN/kube-apiserver" ]] && return 0
+  local dir="$work/kube-apiserver"
+  rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
+  go mod init ragen-k8s-apiserver >/dev/null 2>&1
+  local staging_version="v0.${K8S_VERSION#v1.}"
+  local gomod
+  gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  # Every staging module the target requires at v0.0.0 gets a replace to its published tag.
+  grep -E '^\s+k8s\.io/[a-z0-9-]+ v0\.0\.0$' "$gomod" | awk '{print $1}' | sort -u | while read -r m; do
+    go mod edit -replace "$m=$m@$staging_version"
+  done
+  go get "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION"
+  local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${K8S_MINOR}"
+  go build -trimpath -ldflags "$ldflags" -o "$K8S_BIN/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver
+  mv "$K8S_BIN/kube-apiserver.tmp" "$K8S_BIN/kube-apiserver"
+}
+
+build_etcd
+build_apiserver
+echo "built etcd $ETCD_VERSION and kube-apiserver $K8S_VERSION into $K8S_BIN in $(( $(date +%s) - start ))s"

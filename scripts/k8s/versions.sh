@@ -1,0 +1,8 @@
+# Versions and cache paths of the Kubernetes test environment (sourced by the k8s scripts).
+K8S_VERSION="${K8S_VERSION:-v1.35.4}"
+K8S_MINOR="35"
+ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
+KUBERAY_VERSION="${KUBERAY_VERSION:-v1.5.0}"
+RAGEN_CACHE="${RAGEN_CACHE:-$HOME/.cache/ragen-orchestrator}"
+K8S_CACHE="$RAGEN_CACHE/k8s"
+K8S_BIN="$K8S_CACHE/k8s-$K8S_VERSION-etcd-$ETCD_VERSION/bin"

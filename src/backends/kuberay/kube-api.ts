@@ -1,0 +1,176 @@
+import { ApiextensionsV1Api, ApisApi, AuthorizationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, Watch } from '@kubernetes/client-node';
+import { type KubeAction, KubeStatusError, kubeFailure, statusOf } from './kube-errors.js';
+import { RAYCLUSTER, type RayClusterObject } from './raycluster.js';
+
+/**
+ * The one module that owns @kubernetes/client-node. Every request goes through `call`, which counts
+ * it (the API budget is a reported number) and maps failures to error types in one place
+ * (kube-errors.ts). 404 and 409 come back as KubeStatusError for the callers that expect them.
+ */
+
+/** Kubeconfig from the standard places: an explicit file, else KUBECONFIG, ~/.kube/config, in-cluster. */
+export function loadKubeConfig(path?: string): KubeConfig {
+  const kc = new KubeConfig();
+  if (path) kc.loadFromFile(path);
+  else kc.loadFromDefault();
+  if (!kc.getCurrentCluster()) throw new Error('no Kubernetes cluster configured: set KUBECONFIG, RAGEN_KUBECONFIG, or run in a pod with a service account');
+  return kc;
+}
+
+export type WatchEvent = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'; object: RayClusterObject };
+
+export class KubeApi {
+  /** Requests sent to the API server (a watch counts once, when it is opened). */
+  requests = 0;
+  private readonly custom: CustomObjectsApi;
+  private readonly core: CoreV1Api;
+  private readonly authz: AuthorizationV1Api;
+  private readonly apiext: ApiextensionsV1Api;
+  private readonly apis: ApisApi;
+  private readonly watcher: Watch;
+
+  constructor(
+    readonly kc: KubeConfig,
+    readonly namespace: string,
+  ) {
+    this.custom = kc.makeApiClient(CustomObjectsApi);
+    this.core = kc.makeApiClient(CoreV1Api);
+    this.authz = kc.makeApiClient(AuthorizationV1Api);
+    this.apiext = kc.makeApiClient(ApiextensionsV1Api);
+    this.apis = kc.makeApiClient(ApisApi);
+    this.watcher = new Watch(kc);
+  }
+
+  /** The kubeconfig user, for messages (the server's own message names the real identity). */
+  get identity(): string {
+    return `kubeconfig user "${this.kc.getCurrentUser()?.name ?? '?'}"`;
+  }
+
+  private async call<T>(action: KubeAction, fn: () => Promise<T>, passThrough: number[] = []): Promise<T> {
+    this.requests++;
+    try {
+      return await fn();
+    } catch (err) {
+      const s = statusOf(err);
+      if (s && passThrough.includes(s.status)) throw new KubeStatusError(s.status, s.body, s.body.message ?? `HTTP ${s.status}`);
+      throw kubeFailure(err, action, this.identity);
+    }
+  }
+
+  private rc(verb: string, name?: string): KubeAction {
+    return { verb, resource: `${RAYCLUSTER.plural}.${RAYCLUSTER.group}`, namespace: this.namespace, name };
+  }
+
+  private get rcParams() {
+    return { group: RAYCLUSTER.group, version: RAYCLUSTER.version, namespace: this.namespace, plural: RAYCLUSTER.plural };
+  }
+
+  /** Create; `created: false` with the existing object on 409 AlreadyExists. */
+  async createRayCluster(body: RayClusterObject): Promise<{ created: boolean; object: RayClusterObject }> {
+    try {
+      const object = (await this.call(this.rc('create', body.metadata.name), () => this.custom.createNamespacedCustomObject({ ...this.rcParams, body }), [409])) as RayClusterObject;
+      return { created: true, object };
+    } catch (err) {
+      if (!(err instanceof KubeStatusError) || err.status !== 409) throw err;
+      const existing = await this.getRayCluster(body.metadata.name);
+      if (!existing) throw new Error(`RayCluster ${body.metadata.name} answered 409 AlreadyExists but is gone on read-back (being deleted?); retrying`);
+      return { created: false, object: existing };
+    }
+  }
+
+  /** undefined on 404. */
+  async getRayCluster(name: string): Promise<RayClusterObject | undefined> {
+    try {
+      return (await this.call(this.rc('get', name), () => this.custom.getNamespacedCustomObject({ ...this.rcParams, name }), [404])) as RayClusterObject;
+    } catch (err) {
+      if (err instanceof KubeStatusError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Background propagation (pods go by garbage collection); `found: false` on 404. */
+  async deleteRayCluster(name: string): Promise<{ found: boolean }> {
+    try {
+      await this.call(this.rc('delete', name), () => this.custom.deleteNamespacedCustomObject({ ...this.rcParams, name, propagationPolicy: 'Background' }), [404]);
+      return { found: true };
+    } catch (err) {
+      if (err instanceof KubeStatusError && err.status === 404) return { found: false };
+      throw err;
+    }
+  }
+
+  async listRayClusters(labelSelector: string): Promise<RayClusterObject[]> {
+    const list = (await this.call(this.rc('list'), () => this.custom.listNamespacedCustomObject({ ...this.rcParams, labelSelector }))) as { items: RayClusterObject[] };
+    return list.items;
+  }
+
+  /**
+   * Watch one RayCluster from a resourceVersion. Resolves once the stream is open; `onDone` runs
+   * when it ends (server timeout, API server restart, network): the caller re-lists and re-watches.
+   */
+  async watchRayCluster(name: string, resourceVersion: string | undefined, onEvent: (e: WatchEvent) => void, onDone: (err: unknown) => void): Promise<AbortController> {
+    this.requests++;
+    const path = `/apis/${RAYCLUSTER.group}/${RAYCLUSTER.version}/namespaces/${this.namespace}/${RAYCLUSTER.plural}`;
+    return this.watcher.watch(
+      path,
+      { fieldSelector: `metadata.name=${name}`, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 300 },
+      (type, object) => onEvent({ type: type as WatchEvent['type'], object: object as RayClusterObject }),
+      onDone,
+    );
+  }
+
+  /** Pods KubeRay made for a cluster (label ray.io/cluster); they outlive the object until GC removes them. */
+  async rayPods(cluster: string): Promise<number> {
+    const list = await this.call({ verb: 'list', resource: 'pods', namespace: this.namespace }, () => this.core.listNamespacedPod({ namespace: this.namespace, labelSelector: `ray.io/cluster=${cluster}` }));
+    return list.items.length;
+  }
+
+  /** Whether ray.io/v1 rayclusters is served: the CRD when readable, else API discovery (open to every user). */
+  async rayClusterCrd(): Promise<{ installed: boolean; detail: string }> {
+    try {
+      const crd = await this.call({ verb: 'get', resource: 'customresourcedefinitions', name: 'rayclusters.ray.io' }, () => this.apiext.readCustomResourceDefinition({ name: 'rayclusters.ray.io' }), [403, 404]);
+      const v1 = crd.spec.versions.find((v) => v.name === 'v1');
+      return v1?.served ? { installed: true, detail: 'CRD rayclusters.ray.io serves v1' } : { installed: false, detail: 'CRD rayclusters.ray.io exists but does not serve v1: upgrade the KubeRay CRDs (v1.0 or later)' };
+    } catch (err) {
+      if (!(err instanceof KubeStatusError)) throw err;
+      if (err.status === 404) return { installed: false, detail: 'CRD rayclusters.ray.io is not installed: install KubeRay (helm install kuberay-operator kuberay/kuberay-operator, or kubectl create -k ray-operator/config/crd)' };
+    }
+    const groups = await this.call({ verb: 'get', resource: 'API discovery (/apis)' }, () => this.apis.getAPIVersions());
+    const ray = groups.groups.find((g) => g.name === RAYCLUSTER.group);
+    return ray?.versions.some((v) => v.version === RAYCLUSTER.version)
+      ? { installed: true, detail: 'API group ray.io/v1 is served (CRD itself not readable by this identity)' }
+      : { installed: false, detail: 'API group ray.io/v1 is not served: install the KubeRay CRDs' };
+  }
+
+  /** SelfSubjectAccessReview: may this identity `verb` the resource in our namespace? */
+  async canI(verb: string, resource: string, group: string): Promise<{ allowed: boolean; reason: string }> {
+    const review = await this.call({ verb: 'create', resource: 'selfsubjectaccessreviews.authorization.k8s.io' }, () =>
+      this.authz.createSelfSubjectAccessReview({ body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace: this.namespace, verb, group, resource } } } }),
+    );
+    return { allowed: review.status?.allowed === true, reason: review.status?.reason ?? '' };
+  }
+
+  /** Allocatable nvidia.com/gpu summed over schedulable nodes. */
+  async allocatableGpus(): Promise<{ gpus: number; nodes: number }> {
+    const list = await this.call({ verb: 'list', resource: 'nodes' }, () => this.core.listNode());
+    let gpus = 0;
+    let nodes = 0;
+    for (const node of list.items) {
+      if (node.spec?.unschedulable) continue;
+      nodes++;
+      gpus += Number(node.status?.allocatable?.['nvidia.com/gpu'] ?? 0);
+    }
+    return { gpus, nodes };
+  }
+
+  /** The PVC's phase, or undefined when it does not exist. */
+  async pvcPhase(name: string): Promise<string | undefined> {
+    try {
+      const pvc = await this.call({ verb: 'get', resource: 'persistentvolumeclaims', namespace: this.namespace, name }, () => this.core.readNamespacedPersistentVolumeClaim({ name, namespace: this.namespace }), [404]);
+      return pvc.status?.phase ?? 'Unknown';
+    } catch (err) {
+      if (err instanceof KubeStatusError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+}

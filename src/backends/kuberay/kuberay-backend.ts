@@ -1,0 +1,181 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { ClusterHandle, ClusterStatus } from '../../spec/cluster.js';
+import { ErrorTypes } from '../../spec/error-types.js';
+import type { ExperimentSpec } from '../../spec/experiment.js';
+import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
+import { RayDashboardClient } from '../ray/dashboard-client.js';
+import { dashboardFromStatus, interpretRayCluster } from './cluster-status.js';
+import { KubeApi, loadKubeConfig } from './kube-api.js';
+import { MANAGED_SELECTOR, isOwnedBy, readOwner } from './labels.js';
+import { kuberayPreflight } from './preflight.js';
+import { type RayClusterObject, buildRayCluster } from './raycluster.js';
+import { RayClusterCache } from './raycluster-cache.js';
+
+/**
+ * How the worker reaches a head's dashboard. `service`: the head Service's cluster DNS
+ * (`http://<cluster>-head-svc.<ns>.svc:8265`), for workers running in the cluster. `head-status`:
+ * `http://<status.head.podIP>:<status.endpoints.dashboard>` as the operator writes them, for a
+ * worker on the pod network (and the test environment's stand-in operator).
+ */
+export type DashboardMode = 'service' | 'head-status';
+
+export interface KubeRayBackendConfig {
+  namespace: string;
+  /** undefined: KUBECONFIG, ~/.kube/config, then the in-cluster service account. */
+  kubeconfig?: string;
+  dashboard: DashboardMode;
+  /** The interpreter on the image's PATH that runs the payload. */
+  python: string;
+  /** How long createCluster waits for the head address in head-status mode. */
+  headAddressTimeoutMs?: number;
+  /** How long deleteCluster waits for the object and its pods to disappear. */
+  deleteTimeoutMs?: number;
+  pollMs?: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The kuberay backend: one RayCluster custom resource per experiment attempt through the
+ * Kubernetes API; status from its conditions and counters plus the head's dashboard; jobs through
+ * the same Ray Jobs REST client as the local backend.
+ */
+export class KubeRayBackend implements ComputeBackend {
+  readonly kind = 'kuberay' as const;
+  private apiInstance: KubeApi | undefined;
+  private cacheInstance: RayClusterCache | undefined;
+
+  constructor(
+    readonly config: KubeRayBackendConfig,
+    api?: KubeApi,
+  ) {
+    this.apiInstance = api;
+  }
+
+  /** The client, made on first use so a worker without a kubeconfig still serves the local backend. */
+  get api(): KubeApi {
+    this.apiInstance ??= new KubeApi(loadKubeConfig(this.config.kubeconfig), this.config.namespace);
+    return this.apiInstance;
+  }
+
+  private get cache(): RayClusterCache {
+    this.cacheInstance ??= new RayClusterCache(this.api);
+    return this.cacheInstance;
+  }
+
+  resolveArgv(argv: readonly string[]): string[] {
+    return argv.map((a, i) => (i === 0 && a === 'python' ? this.config.python : a));
+  }
+
+  async plannedRayVersion(): Promise<string | undefined> {
+    return undefined; // known only from the image (registry verification) or the running head
+  }
+
+  preflight(spec: ExperimentSpec): Promise<PreflightCheck[]> {
+    return kuberayPreflight(this.api, spec);
+  }
+
+  async createCluster({ name, spec, owner }: CreateClusterRequest): Promise<ClusterHandle> {
+    let body: RayClusterObject;
+    try {
+      body = buildRayCluster({ name, namespace: this.config.namespace, spec, owner });
+    } catch (err) {
+      throw ApplicationFailure.create({ type: ErrorTypes.InvalidSpec, nonRetryable: true, message: (err as Error).message });
+    }
+    const { created, object } = await this.api.createRayCluster(body);
+    if (!created && !isOwnedBy(object.metadata, owner)) {
+      throw ApplicationFailure.create({
+        type: ErrorTypes.ClusterNameTaken,
+        nonRetryable: true,
+        message: `RayCluster ${this.ref(name)} already exists and is not this workflow attempt's (labels ${JSON.stringify(object.metadata.labels ?? {})}); delete it or rename the experiment`,
+      });
+    }
+    return { backend: 'kuberay', name, namespace: this.config.namespace, owner, dashboardUrl: await this.dashboardUrl(name) };
+  }
+
+  private async dashboardUrl(name: string): Promise<string> {
+    if (this.config.dashboard === 'service') return `http://${name}-head-svc.${this.config.namespace}.svc:8265`;
+    const deadline = Date.now() + (this.config.headAddressTimeoutMs ?? 240_000);
+    for (;;) {
+      const object = await this.cache.get(name);
+      const url = dashboardFromStatus(object);
+      if (url) return url;
+      if (!object) throw new Error(`RayCluster ${this.ref(name)} disappeared before its head got an address`);
+      if (Date.now() > deadline) throw new Error(`RayCluster ${this.ref(name)}: no head address in status after ${(this.config.headAddressTimeoutMs ?? 240_000) / 1000} s (${interpretRayCluster(object, this.ref(name)).message})`);
+      await sleep(this.config.pollMs ?? 1000);
+    }
+  }
+
+  async describeCluster(handle: ClusterHandle): Promise<ClusterStatus> {
+    const object = await this.cache.get(handle.name);
+    const verdict = interpretRayCluster(object, this.ref(handle.name));
+    const empty = { nodes: [], workersAlive: 0, gpusRegistered: 0 };
+    if (verdict.phase !== 'head-ready') return { phase: verdict.phase, ...empty, message: verdict.message };
+    const url = handle.dashboardUrl ?? dashboardFromStatus(object);
+    if (!url) return { phase: 'pending', ...empty, message: `${verdict.message}; no dashboard address yet` };
+    const dashboard = new RayDashboardClient(url);
+    try {
+      // Ray's own view is authoritative for "joined": a ready pod is not yet a registered node.
+      const [nodes, headRayVersion] = await Promise.all([dashboard.nodes(), dashboard.rayVersion()]);
+      const alive = nodes.filter((n) => n.alive);
+      return {
+        phase: 'ready',
+        nodes,
+        workersAlive: alive.filter((n) => !n.isHead).length,
+        gpusRegistered: alive.reduce((s, n) => s + n.gpus, 0),
+        headRayVersion,
+        message: verdict.message,
+      };
+    } catch (err) {
+      return { phase: 'pending', ...empty, message: `${verdict.message}; dashboard ${url} not answering yet: ${(err as Error).message}` };
+    }
+  }
+
+  /** Delete (404 = already gone), then poll until the object and its Ray pods are gone. */
+  async deleteCluster(handle: ClusterHandle): Promise<{ alreadyGone: boolean }> {
+    const { found } = await this.api.deleteRayCluster(handle.name);
+    const deadline = Date.now() + (this.config.deleteTimeoutMs ?? 300_000);
+    for (;;) {
+      const object = await this.api.getRayCluster(handle.name);
+      const pods = object ? -1 : await this.rayPodsLeft(handle.name);
+      if (!object && pods <= 0) break;
+      if (Date.now() > deadline) throw new Error(`RayCluster ${this.ref(handle.name)} still ${object ? 'exists' : `has ${pods} pods`} after delete; retrying`);
+      await sleep(this.config.pollMs ?? 1000);
+    }
+    this.cacheInstance?.forget(handle.name);
+    return { alreadyGone: !found };
+  }
+
+  /** Pods left behind; -1 (unknown, not waited for) when this identity may not list pods. */
+  private async rayPodsLeft(name: string): Promise<number> {
+    try {
+      return await this.api.rayPods(name);
+    } catch (err) {
+      if ((err as { type?: string }).type === ErrorTypes.KubePermissionDenied) return -1;
+      throw err;
+    }
+  }
+
+  async listClusters(): Promise<OwnedCluster[]> {
+    const items = await this.api.listRayClusters(MANAGED_SELECTOR);
+    return items.map((item) => {
+      const read = readOwner(item.metadata);
+      const owner = 'owner' in read ? read.owner : undefined;
+      return {
+        handle: { backend: 'kuberay', name: item.metadata.name, namespace: this.config.namespace, owner: owner ?? { experiment: '?', workflowId: '?', runId: '?', attempt: 0 } },
+        owner,
+        createdAt: item.metadata.creationTimestamp,
+        problem: 'problem' in read ? read.problem : undefined,
+      };
+    });
+  }
+
+  /** Stop the watches (worker shutdown, tests). */
+  close(): void {
+    this.cacheInstance?.close();
+  }
+
+  private ref(name: string): string {
+    return `${this.config.namespace}/${name}`;
+  }
+}

@@ -1,0 +1,66 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { type ExperimentSpec, workerGpus } from '../../spec/experiment.js';
+import type { PreflightCheck } from '../backend.js';
+import type { KubeApi } from './kube-api.js';
+import { RAYCLUSTER } from './raycluster.js';
+
+/** Verbs the backend uses on rayclusters: create/get/delete for the lifecycle, list/watch for status and the reaper. */
+export const RAYCLUSTER_VERBS = ['create', 'get', 'delete', 'list', 'watch'] as const;
+
+/**
+ * KubeRay preflight: the ray.io/v1 RayCluster CRD is served; SelfSubjectAccessReview allows every
+ * verb the lifecycle needs in the namespace; the nodes' allocatable nvidia.com/gpu covers the
+ * request (a shortfall refuses or warns, per spec.kuberay.gpuCapacity); the storage PVC exists.
+ * Creates nothing.
+ */
+export async function kuberayPreflight(api: KubeApi, spec: ExperimentSpec): Promise<PreflightCheck[]> {
+  const checks: PreflightCheck[] = [];
+  const crd = await api.rayClusterCrd();
+  checks.push({ name: 'kuberay-crd', ok: crd.installed, detail: crd.detail });
+
+  const denied: string[] = [];
+  for (const verb of RAYCLUSTER_VERBS) {
+    const review = await api.canI(verb, RAYCLUSTER.plural, RAYCLUSTER.group);
+    if (!review.allowed) denied.push(verb);
+  }
+  checks.push({
+    name: 'kuberay-permissions',
+    ok: denied.length === 0,
+    detail:
+      denied.length === 0
+        ? `${api.identity} may ${RAYCLUSTER_VERBS.join('/')} rayclusters.ray.io in namespace ${api.namespace}`
+        : `missing permission: ${api.identity} cannot ${denied.join(', ')} rayclusters.ray.io in namespace ${api.namespace}; grant verbs [${denied.join(', ')}] on resource rayclusters (apiGroup ray.io) with a Role and RoleBinding`,
+  });
+
+  const want = workerGpus(spec);
+  const mode = spec.kuberay?.gpuCapacity ?? 'refuse';
+  try {
+    const { gpus, nodes } = await api.allocatableGpus();
+    const enough = gpus >= want;
+    checks.push({
+      name: 'kuberay-gpu-capacity',
+      ok: enough || mode === 'warn',
+      detail: `${gpus} allocatable nvidia.com/gpu on ${nodes} schedulable nodes, ${want} requested${enough ? '' : mode === 'warn' ? ' (WARNING: not enough now; kuberay.gpuCapacity is warn, so the run waits for capacity under deadlines.joinSeconds)' : '; add GPU nodes, lower the request, or set kuberay.gpuCapacity: warn to wait for capacity'}`,
+    });
+  } catch (err) {
+    // Listing nodes is a cluster-scoped permission many namespaced identities lack.
+    checks.push({ name: 'kuberay-gpu-capacity', ok: mode === 'warn', detail: `could not read node capacity: ${(err as Error).message}${mode === 'warn' ? ' (WARNING only: kuberay.gpuCapacity is warn)' : '; grant list on nodes, or set kuberay.gpuCapacity: warn'}` });
+  }
+
+  const pvc = spec.kuberay?.storage.pvc ?? '';
+  let phase: string | undefined;
+  try {
+    phase = await api.pvcPhase(pvc);
+  } catch (err) {
+    // A refusal (403) is a finding; an unreachable API server is not, and is retried.
+    if (!(err instanceof ApplicationFailure)) throw err;
+    checks.push({ name: 'kuberay-storage-pvc', ok: false, detail: err.message });
+    return checks;
+  }
+  checks.push({
+    name: 'kuberay-storage-pvc',
+    ok: phase !== undefined,
+    detail: phase === undefined ? `PersistentVolumeClaim ${pvc} does not exist in namespace ${api.namespace}; create it (ReadWriteMany, shared by every Ray pod) or fix kuberay.storage.pvc` : `PersistentVolumeClaim ${pvc} exists (phase ${phase})`,
+  });
+  return checks;
+}

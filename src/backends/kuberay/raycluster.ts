@@ -1,0 +1,134 @@
+import type { ClusterOwner } from '../../spec/cluster.js';
+import type { ExperimentSpec, KubeRaySettings } from '../../spec/experiment.js';
+import { ownerAnnotations, ownerLabels } from './labels.js';
+
+/** ray.io/v1 RayCluster, as far as this product writes and reads it (KubeRay v1.5 field names). */
+export const RAYCLUSTER = { group: 'ray.io', version: 'v1', plural: 'rayclusters', kind: 'RayCluster' } as const;
+
+/** KubeRay's limit on RayCluster names (MaxRayClusterNameLength). */
+export const MAX_RAYCLUSTER_NAME = 53;
+
+export interface RayClusterCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+}
+
+export interface RayClusterStatus {
+  /** Deprecated by KubeRay and sticky once `ready`: never read for health. */
+  state?: string;
+  readyWorkerReplicas?: number;
+  availableWorkerReplicas?: number;
+  desiredWorkerReplicas?: number;
+  desiredGPU?: string;
+  endpoints?: Record<string, string>;
+  head?: { podIP?: string; podName?: string; serviceIP?: string; serviceName?: string };
+  conditions?: RayClusterCondition[];
+  observedGeneration?: number;
+  reason?: string;
+}
+
+export interface RayClusterObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    resourceVersion?: string;
+    generation?: number;
+    creationTimestamp?: string;
+    deletionTimestamp?: string;
+    finalizers?: string[];
+  };
+  spec: Record<string, unknown>;
+  status?: RayClusterStatus;
+}
+
+export interface RayClusterBuildInput {
+  name: string;
+  namespace: string;
+  spec: ExperimentSpec;
+  owner: ClusterOwner;
+}
+
+const STORAGE_VOLUME = 'ragen-storage';
+
+/** The shared PVC, mounted at the same path on head and workers: checkpoints resolve the same everywhere. */
+function storageVolume(k: KubeRaySettings) {
+  return {
+    volumes: [{ name: STORAGE_VOLUME, persistentVolumeClaim: { claimName: k.storage.pvc } }],
+    volumeMounts: [{ name: STORAGE_VOLUME, mountPath: k.storage.mountPath }],
+  };
+}
+
+function podSpec(k: KubeRaySettings, container: Record<string, unknown>) {
+  const { volumes, volumeMounts } = storageVolume(k);
+  return {
+    ...(k.serviceAccount ? { serviceAccountName: k.serviceAccount } : {}),
+    volumes,
+    containers: [{ ...container, volumeMounts }],
+  };
+}
+
+/**
+ * Pure: the RayCluster for one experiment attempt. Head with `num-gpus: "0"` and the dashboard on
+ * all interfaces; one worker group per spec group with replicas = minReplicas = maxReplicas (no
+ * autoscaling: verl needs every node at once) and `nvidia.com/gpu` limits (KubeRay derives
+ * `--num-gpus` from them); the image by digest; the shared PVC; owner labels and annotations.
+ * No entrypoint is baked in: jobs go through the Ray Jobs API with every argument quoted.
+ */
+export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuildInput): RayClusterObject {
+  if (!spec.kuberay) throw new Error('kuberay: spec.kuberay is required for the kuberay backend (storage.pvc and storage.mountPath)');
+  if (!spec.image) throw new Error('kuberay: spec.image is required for the kuberay backend');
+  if (name.length > MAX_RAYCLUSTER_NAME) throw new Error(`RayCluster name ${name} is longer than KubeRay's ${MAX_RAYCLUSTER_NAME} characters`);
+  const k = spec.kuberay;
+  const labels = ownerLabels(owner);
+  const headCpus = String(spec.cluster.head.cpus);
+  return {
+    apiVersion: `${RAYCLUSTER.group}/${RAYCLUSTER.version}`,
+    kind: RAYCLUSTER.kind,
+    metadata: { name, namespace, labels, annotations: ownerAnnotations(owner) },
+    spec: {
+      rayVersion: spec.rayVersion,
+      headGroupSpec: {
+        rayStartParams: { 'num-gpus': '0', 'dashboard-host': '0.0.0.0' },
+        template: {
+          metadata: { labels },
+          spec: podSpec(k, {
+            name: 'ray-head',
+            image: spec.image,
+            ports: [
+              { name: 'gcs-server', containerPort: 6379 },
+              { name: 'dashboard', containerPort: 8265 },
+              { name: 'client', containerPort: 10001 },
+            ],
+            resources: { requests: { cpu: headCpus }, limits: { cpu: headCpus } },
+          }),
+        },
+      },
+      workerGroupSpecs: spec.cluster.workerGroups.map((g) => {
+        const cpu = String(g.cpusPerWorker);
+        const gpu = g.gpusPerWorker > 0 ? { 'nvidia.com/gpu': String(g.gpusPerWorker) } : {};
+        return {
+          groupName: g.name,
+          replicas: g.replicas,
+          minReplicas: g.replicas,
+          maxReplicas: g.replicas,
+          rayStartParams: {},
+          template: {
+            metadata: { labels },
+            spec: podSpec(k, {
+              name: 'ray-worker',
+              image: spec.image,
+              resources: { requests: { cpu, ...gpu }, limits: { cpu, ...gpu } },
+            }),
+          },
+        };
+      }),
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import { CampaignBudgetsSchema, type CampaignSpec } from './campaign.js';
+import { ExperimentSpecSchema } from './experiment.js';
+import { parseYamlMapping, readSpecFile } from './load.js';
+import { SpecError, issuesFromZod } from './spec-error.js';
+
+/**
+ * A campaign spec is an experiment spec plus an optional `campaign:` block (budgets). Both parts are
+ * validated together, so every bad field is reported at once with its full path.
+ */
+export function parseCampaignSpec(text: string, source = 'spec'): CampaignSpec {
+  const { campaign, ...experiment } = parseYamlMapping(text, source);
+  const exp = ExperimentSpecSchema.safeParse(experiment);
+  const budgets = CampaignBudgetsSchema.safeParse(campaign ?? {});
+  const issues = [
+    ...(exp.success ? [] : issuesFromZod(exp.error)),
+    ...(budgets.success ? [] : issuesFromZod(budgets.error).map((i) => ({ ...i, field: i.field ? `campaign.${i.field}` : 'campaign' }))),
+  ];
+  if (!exp.success || !budgets.success) throw new SpecError(source, issues);
+  return { experiment: exp.data, budgets: budgets.data };
+}
+
+export async function loadCampaignSpec(path: string): Promise<CampaignSpec> {
+  return parseCampaignSpec(await readSpecFile(path), path);
+}

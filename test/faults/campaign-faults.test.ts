@@ -1,0 +1,240 @@
+/**
+ * Fault injection on the real stack: Temporal dev server (database file), the worker as its own
+ * process, real Ray (local backend), the real payload. Every scenario ends with: no Ray process
+ * left, every checkpoint completed before the fault still there with the same hash, the right final
+ * step, the right outcome in the campaign manifest. Numbers for the report are printed, not asserted.
+ */
+import assert from 'node:assert/strict';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { hashCheckpoint } from '../../src/activities/checkpoints.js';
+import { CampaignManifestSchema, type CampaignManifest, type CampaignResult } from '../../src/spec/campaign.js';
+import { ErrorTypes } from '../../src/spec/error-types.js';
+import type { ExperimentSpec } from '../../src/spec/experiment.js';
+import { ManifestSchema } from '../../src/spec/manifest.js';
+import { shortHash } from '../../src/spec/naming.js';
+import { FaultHarness, completedCheckpointHashes } from '../helpers/fault-harness.js';
+import { rayProcesses } from '../helpers/processes.js';
+
+let h: FaultHarness;
+const suiteStarted = Date.now();
+const numbers: string[] = [];
+const note = (line: string) => {
+  numbers.push(line);
+  console.log(`[fault numbers] ${line}`);
+};
+
+before(async () => {
+  assert.deepEqual(await rayProcesses(), [], 'no Ray process may be running before the suite');
+  h = await FaultHarness.start();
+});
+after(async () => {
+  await h?.close();
+  note(`suite wall time ${((Date.now() - suiteStarted) / 1000).toFixed(1)} s`);
+  console.log(`[fault numbers] summary:\n  ${numbers.join('\n  ')}`);
+});
+
+async function outcomeOf(handle: WorkflowHandle): Promise<{ result?: CampaignResult; error?: unknown }> {
+  try {
+    return { result: (await handle.result()) as CampaignResult };
+  } catch (error) {
+    const details = error instanceof WorkflowFailedError ? (error.cause as { details?: unknown[] } | undefined)?.details?.[0] : undefined;
+    return { result: details as CampaignResult | undefined, error };
+  }
+}
+
+/** The checks every scenario ends with. */
+async function assertEnd(spec: ExperimentSpec, id: string, expected: { outcome: CampaignManifest['outcome']; finalStep?: number; before: Map<number, string> }): Promise<CampaignManifest> {
+  assert.deepEqual(await rayProcesses(), [], 'no Ray process is left');
+  assert.deepEqual(await h.clustersOf(`${id}-a1`), [], 'no cluster state is left');
+  const dir = h.checkpointDir(spec, id);
+  for (const [step, sha] of expected.before) {
+    assert.equal((await hashCheckpoint(dir, step)).sha256, sha, `checkpoint ${step}, complete before the fault, is unchanged`);
+  }
+  const manifest = CampaignManifestSchema.parse(JSON.parse(await readFile(join(spec.storage.archiveDir, spec.name, id, 'campaign.json'), 'utf8')));
+  assert.equal(manifest.outcome, expected.outcome, manifest.reason);
+  if (expected.finalStep !== undefined) assert.equal(manifest.attempts.at(-1)?.finalStep, expected.finalStep);
+  for (const a of manifest.attempts) {
+    const attemptManifest = ManifestSchema.parse(JSON.parse(await readFile(a.manifestPath, 'utf8')));
+    assert.equal(attemptManifest.resumedFrom, a.startedFrom, 'each attempt manifest records where it started');
+    assert.ok(a.manifestSha256, 'the campaign manifest links the attempt manifest by hash');
+  }
+  for (const [step, sha] of expected.before) assert.equal(manifest.checkpoints.find((c) => c.step === step)?.sha256, sha, `ledger hash of ${step}`);
+  return manifest;
+}
+
+/**
+ * Steps trained but lost: the highest step the first attempt logged (the trainer appends every step
+ * to metrics.jsonl in the shared checkpoint dir) minus the step the next attempt resumed from.
+ */
+async function stepsLost(checkpointDir: string, resumedFrom: number | undefined): Promise<number> {
+  const steps = (await readFile(join(checkpointDir, 'metrics.jsonl'), 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { step: number }).step);
+  const restart = steps.findIndex((s, i) => i > 0 && s <= (steps[i - 1] ?? 0));
+  // No step repeated: the first attempt stopped right at the checkpoint the next one resumed from.
+  if (restart < 0) return 0;
+  return (steps[restart - 1] ?? 0) - (resumedFrom ?? 0);
+}
+
+describe('campaign fault injection (real dev server, worker process, real Ray, real payload)', () => {
+  it('5: the trainer exits non-zero; the next attempt resumes from the latest checkpoint', async () => {
+    const id = `fault5-${process.pid}`;
+    // Checkpoints at 2 and 4; the payload's test-only hook exits 1 once, after step 5.
+    const spec = h.spec(8, { 'fault.exit_after_step': 5 });
+    const handle = await h.startCampaign(id, spec);
+    const { result, error } = await outcomeOf(handle);
+    assert.equal(error, undefined, String(error));
+    assert.equal(result?.outcome, 'succeeded');
+    const [a1, a2] = result?.attempts ?? [];
+    assert.equal(a1?.ended.type, ErrorTypes.TrainingFailed);
+    assert.match(a1?.ended.message ?? '', /fault injection/);
+    assert.equal(a2?.startedFrom, `${h.checkpointDir(spec, id)}/global_step_4`);
+    assert.equal(a2?.previousEnded?.type, ErrorTypes.TrainingFailed);
+    // What attempt 1 archived right after the fault is what the campaign still has.
+    const first = ManifestSchema.parse(JSON.parse(await readFile(a1?.manifestPath ?? '', 'utf8')));
+    const before = new Map(first.checkpoints.map((c) => [c.step, c.sha256]));
+    assert.deepEqual([...before.keys()], [2, 4]);
+    await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 8, before });
+    const childEvents = [];
+    for (const a of result?.attempts ?? []) childEvents.push((await h.client.workflow.getHandle(a.workflowId).fetchHistory()).events?.length ?? 0);
+    const lost = await stepsLost(h.checkpointDir(spec, id), a2?.startedFromStep);
+    assert.ok(lost <= spec.trainer.saveFreq, `steps lost ${lost} <= save_freq`);
+    note(`5 non-zero exit: steps lost ${lost} (save_freq ${spec.trainer.saveFreq}); campaign history ${JSON.stringify(result?.historyEventsPerRun)} events for ${result?.attempts.length} attempts; attempt (child) histories ${JSON.stringify(childEvents)} events`);
+  });
+
+  it('2: a Ray worker node is killed during training; the cluster is torn down and the next attempt resumes', async () => {
+    const id = `fault2-${process.pid}`;
+    const spec = h.spec(40);
+    const handle = await h.startCampaign(id, spec);
+    const at = await h.waitForProgress(handle, (p) => p.lastCheckpointStep >= 4, 'checkpoint 4');
+    const [cluster] = await h.clustersOf(`${id}-a1`);
+    assert.ok(cluster?.workerPids[0], 'the attempt has a local cluster with worker nodes');
+    const before = await completedCheckpointHashes(h.checkpointDir(spec, id));
+    const killedAt = Date.now();
+    process.kill(-cluster.workerPids[0], 'SIGKILL'); // the node's whole process group: raylet and its workers
+    const { result, error } = await outcomeOf(handle);
+    assert.equal(error, undefined, String(error));
+    const [a1, a2] = result?.attempts ?? [];
+    assert.ok([ErrorTypes.ClusterLost, ErrorTypes.TrainingFailed, ErrorTypes.NoProgress].includes(a1?.ended.type as never), `attempt 1 ended with ${a1?.ended.type}`);
+    assert.ok((a2?.startedFromStep ?? 0) >= Math.max(...before.keys()), 'resumed from the latest checkpoint');
+    const trainEnd = a1?.stages?.find((s) => s.stage === 'train')?.endedAt;
+    await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 40, before });
+    const lost = await stepsLost(h.checkpointDir(spec, id), a2?.startedFromStep);
+    assert.ok(lost <= spec.trainer.saveFreq, `steps lost ${lost} <= save_freq`);
+    note(`2 worker node killed (after checkpoint ${at.lastCheckpointStep} was reported): detected after ${trainEnd ? ((Date.parse(trainEnd) - killedAt) / 1000).toFixed(1) : '?'} s as ${a1?.ended.type}; resumed from step ${a2?.startedFromStep}; steps lost ${lost} (save_freq ${spec.trainer.saveFreq})`);
+  });
+
+  it('1: the worker process is killed during training and started again; the run continues on the same cluster', async () => {
+    const id = `fault1-${process.pid}`;
+    const spec = h.spec(60);
+    const handle = await h.startCampaign(id, spec);
+    await h.waitForProgress(handle, (p) => p.lastCheckpointStep >= 2, 'checkpoint 2');
+    const clusters = await h.clustersOf(`${id}-a1`);
+    assert.equal(clusters.length, 1);
+    const before = await completedCheckpointHashes(h.checkpointDir(spec, id));
+    const killedAt = Date.now();
+    await h.killWorker();
+    await new Promise((r) => setTimeout(r, 2000));
+    await h.startWorker();
+    const restartedAt = Date.now();
+    // The Ray job went on without the worker; the same cluster (same processes) is still the only one.
+    assert.deepEqual(await h.clustersOf(`${id}-a1`), clusters, 'no second cluster, the first one untouched');
+    const { result, error } = await outcomeOf(handle);
+    assert.equal(error, undefined, String(error));
+    assert.equal(result?.attempts.length, 1, 'one attempt: the crash was absorbed inside it');
+    assert.equal(result?.attempts[0]?.submits, 1, 'one cluster created');
+    await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 60, before });
+    note(`1 worker process killed: worker down ${((restartedAt - killedAt) / 1000).toFixed(1)} s; campaign done ${((Date.now() - restartedAt) / 1000).toFixed(1)} s after the restart (train activity heartbeat timeout 60 s); 0 steps lost`);
+  });
+
+  it('6: pause stops after the next checkpoint and frees the cluster; resume continues from that checkpoint', async () => {
+    const id = `fault6-${process.pid}`;
+    const spec = h.spec(60);
+    const handle = await h.startCampaign(id, spec);
+    const at = await h.waitForProgress(handle, (p) => p.lastCheckpointStep >= 2, 'checkpoint 2');
+    await handle.signal('pause');
+    const paused = await h.waitForProgress(handle, (p) => p.phase === 'paused', 'the pause');
+    assert.ok(paused.lastCheckpointStep > at.lastCheckpointStep, 'a checkpoint newer than the one at pause time');
+    assert.deepEqual(await h.clustersOf(`${id}-a1`), [], 'no cluster while paused');
+    assert.deepEqual(await rayProcesses(), [], 'no Ray process (no GPU held) while paused');
+    const before = await completedCheckpointHashes(h.checkpointDir(spec, id));
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.equal((await handle.query<{ phase: string }>('progress')).phase, 'paused', 'it waits');
+    await handle.signal('resume');
+    const { result, error } = await outcomeOf(handle);
+    assert.equal(error, undefined, String(error));
+    assert.deepEqual(result?.attempts.map((a) => a.outcome), ['paused', 'succeeded']);
+    assert.equal(result?.attempts[1]?.startedFromStep, paused.lastCheckpointStep);
+    await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 60, before });
+    note(`6 pause: asked at checkpoint ${at.lastCheckpointStep}, stopped after checkpoint ${paused.lastCheckpointStep}; resumed from ${result?.attempts[1]?.startedFromStep}`);
+  });
+
+  for (const stage of ['join', 'train', 'validate'] as const) {
+    it(`4: cancel during ${stage}: teardown happens, the manifests say cancelled`, async () => {
+      const id = `fault4-${stage}-${process.pid}`;
+      const spec = h.spec(stage === 'train' ? 60 : 6);
+      if (stage === 'validate') spec.validation.episodes = 4000; // long enough to be seen running
+      const handle = await h.startCampaign(id, spec);
+      const child = h.client.workflow.getHandle(`${id}-a1`);
+      const deadline = Date.now() + 300_000;
+      for (;;) {
+        const now = await child.query<string>('stage').catch(() => '');
+        if (now === stage) break;
+        assert.ok(Date.now() < deadline, `stage ${stage} not reached (at ${now})`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      if (stage === 'train') await h.waitForProgress(handle, (p) => p.lastCheckpointStep >= 2, 'checkpoint 2');
+      const before = await completedCheckpointHashes(h.checkpointDir(spec, id));
+      await handle.cancel();
+      const { error } = await outcomeOf(handle);
+      assert.ok(error instanceof WorkflowFailedError && error.cause?.name === 'CancelledFailure', String(error));
+      const manifest = await assertEnd(spec, id, { outcome: 'cancelled', before });
+      assert.equal(manifest.attempts[0]?.outcome, 'cancelled');
+      const attempt = ManifestSchema.parse(JSON.parse(await readFile(manifest.attempts[0]?.manifestPath ?? '', 'utf8')));
+      assert.equal(attempt.outcome, 'cancelled');
+    });
+  }
+
+  it('7: storage not writable: refused in preflight, nothing created', async () => {
+    const id = `fault7-${process.pid}`;
+    const spec = h.spec(6);
+    const file = join(h.dir, 'a-file');
+    await writeFile(file, 'not a directory');
+    // Running as root ignores permission bits, so the path goes through a regular file (ENOTDIR).
+    spec.storage.checkpointDir = join(file, 'checkpoints');
+    const handle = await h.startCampaign(id, spec);
+    const { result, error } = await outcomeOf(handle);
+    assert.ok(error instanceof WorkflowFailedError);
+    assert.equal((error.cause as { type?: string }).type, ErrorTypes.StorageNotWritable);
+    assert.equal(result?.attempts.length, 1, 'no second attempt: no attempt can fix storage');
+    assert.match(result?.attempts[0]?.ended.message ?? '', /storage not writable: writable:.*a-file\/checkpoints/);
+    assert.deepEqual(await h.clustersOf(`${id}-a1`), []);
+    assert.ok(!(await readdir(h.runRoot).catch(() => [] as string[])).some((d) => d.includes(shortHash(`${id}-a1`))), 'no cluster dir was made');
+    await assertEnd(spec, id, { outcome: 'failed', before: new Map() }).catch((err: Error) => {
+      // The attempt made no manifest either (preflight failed before verify): only the campaign's is expected.
+      if (!/ENOENT.*fault7-.*-a1\/manifest\.json/.test(err.message)) throw err;
+    });
+  });
+
+  it('3: the Temporal dev server is stopped and started again during training; the campaign continues', async () => {
+    const id = `fault3-${process.pid}`;
+    const spec = h.spec(60);
+    const handle = await h.startCampaign(id, spec);
+    await h.waitForProgress(handle, (p) => p.lastCheckpointStep >= 2, 'checkpoint 2');
+    const before = await completedCheckpointHashes(h.checkpointDir(spec, id));
+    const stoppedAt = Date.now();
+    await h.stopServer();
+    await new Promise((r) => setTimeout(r, 3000));
+    await h.startServer();
+    const downFor = (Date.now() - stoppedAt) / 1000;
+    const { result, error } = await outcomeOf(handle);
+    assert.equal(error, undefined, String(error));
+    assert.equal(result?.outcome, 'succeeded');
+    await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 60, before });
+    note(`3 dev server restart: server down ${downFor.toFixed(1)} s during training; finished ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s after the stop; attempts ${result?.attempts.length}`);
+  });
+});

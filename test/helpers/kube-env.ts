@@ -1,0 +1,268 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject, loadAllYaml } from '@kubernetes/client-node';
+import { REPO_ROOT } from '../../src/config.js';
+import { freePorts } from '../../src/backends/local/ports.js';
+
+const run = promisify(execFile);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A real Kubernetes control plane for tests: etcd and kube-apiserver, built from their Go modules
+ * by scripts/k8s/build.sh into a cache outside the clone, started on loopback. No kubelet,
+ * scheduler or controller-manager: the KubeRay stand-in plays the operator and the nodes.
+ * Identities: `admin` (static token, system:masters) and the service account `ragen-restricted`
+ * (may only get/list/watch rayclusters), whose token comes from the TokenRequest API.
+ */
+export interface KubeEnv {
+  namespace: string;
+  adminKubeconfig: string;
+  restrictedKubeconfig: string;
+  pvc: string;
+  /** Allocatable nvidia.com/gpu on the stand-in node. */
+  gpus: number;
+  admin: KubeConfig;
+  startMs: number;
+  /** Stop kube-apiserver and start it again on the same port and etcd (state survives). */
+  restartApiServer(downMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function shellVar(name: string): Promise<string> {
+  const { stdout } = await run('bash', ['-c', `source scripts/k8s/versions.sh && echo "$${name}"`], { cwd: REPO_ROOT });
+  return stdout.trim();
+}
+
+/** Where build.sh puts etcd and kube-apiserver; undefined when they are not built. */
+export async function kubeBinaries(): Promise<{ etcd: string; apiserver: string } | undefined> {
+  const bin = await shellVar('K8S_BIN');
+  const etcd = join(bin, 'etcd');
+  const apiserver = join(bin, 'kube-apiserver');
+  return existsSync(etcd) && existsSync(apiserver) ? { etcd, apiserver } : undefined;
+}
+
+/** The RayCluster CRD from the KubeRay Go module in the module cache (never copied into the repo). */
+async function rayClusterCrdPath(): Promise<string> {
+  const version = await shellVar('KUBERAY_VERSION');
+  let modcache = join(homedir(), 'go', 'pkg', 'mod');
+  try {
+    modcache = (await run('/usr/local/go/bin/go', ['env', 'GOMODCACHE'])).stdout.trim() || modcache;
+  } catch {
+    // Go not on this path: the default module cache
+  }
+  const path = join(modcache, 'github.com', 'ray-project', 'kuberay', `ray-operator@${version}`, 'config', 'crd', 'bases', 'ray.io_rayclusters.yaml');
+  if (!existsSync(path)) throw new Error(`${path} missing: run bash scripts/k8s/build.sh (it downloads the KubeRay module)`);
+  return path;
+}
+
+/** CA, serving certificate for 127.0.0.1 and the service-account key pair, made once and cached. */
+async function certificates(): Promise<string> {
+  const dir = join(await shellVar('K8S_CACHE'), 'certs');
+  if (existsSync(join(dir, 'done'))) return dir;
+  await mkdir(dir, { recursive: true });
+  const ssl = (args: string[]) => run('openssl', args, { cwd: dir });
+  await ssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650', '-subj', '/CN=ragen-test-ca']);
+  await writeFile(join(dir, 'san.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost,IP:10.0.0.1\n');
+  await ssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=kube-apiserver']);
+  await ssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '3650', '-extfile', 'san.cnf']);
+  await ssl(['genrsa', '-out', 'sa.key', '2048']);
+  await ssl(['rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
+  await writeFile(join(dir, 'done'), '');
+  return dir;
+}
+
+function kubeconfigYaml(server: string, ca: string, token: string, user: string): string {
+  return `apiVersion: v1
+kind: Config
+clusters: [{name: ragen-test, cluster: {server: "${server}", certificate-authority: "${ca}"}}]
+users: [{name: ${user}, user: {token: "${token}"}}]
+contexts: [{name: ragen-test, context: {cluster: ragen-test, user: ${user}, namespace: ragen-test}}]
+current-context: ragen-test
+`;
+}
+
+async function spawnLogged(bin: string, args: string[], logPath: string): Promise<ChildProcess> {
+  const log = await open(logPath, 'a');
+  const child = spawn(bin, args, { stdio: ['ignore', log.fd, log.fd] });
+  await log.close();
+  return child;
+}
+
+async function waitReady(url: string, ca: Buffer, token: string, timeoutMs: number, child: ChildProcess, logPath: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${url}: process exited with ${child.exitCode}; see ${logPath}\n${(await readFile(logPath, 'utf8')).slice(-3000)}`);
+    const ok = await new Promise<boolean>((done) => {
+      const req = request(url, { ca, headers: { authorization: `Bearer ${token}` }, timeout: 2000 }, (res) => {
+        res.resume();
+        done(res.statusCode === 200);
+      });
+      req.on('error', () => done(false));
+      req.on('timeout', () => req.destroy());
+      req.end();
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`${url} not ready within ${timeoutMs / 1000} s; see ${logPath}`);
+    await sleep(250);
+  }
+}
+
+async function stopProcess(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function createAll(kc: KubeConfig, objects: KubernetesObject[]): Promise<void> {
+  const api = KubernetesObjectApi.makeApiClient(kc);
+  for (const o of objects) await api.create(o);
+}
+
+/** Start etcd + kube-apiserver, install the RayCluster CRD, a namespace, a GPU node, a PVC and the identities. */
+export async function startKubeEnv(options: { namespace?: string; gpus?: number } = {}): Promise<KubeEnv> {
+  const started = Date.now();
+  const bins = await kubeBinaries();
+  if (!bins) throw new Error('etcd/kube-apiserver are not built: run bash scripts/k8s/build.sh (scripts/setup.sh does it when Go is present)');
+  const namespace = options.namespace ?? 'ragen-test';
+  const gpus = options.gpus ?? 2;
+  const certs = await certificates();
+  const dir = await mkdtemp(join(tmpdir(), 'ragen-kube-'));
+  const adminToken = `admin-${process.pid}-${Date.now()}`;
+  await writeFile(join(dir, 'tokens.csv'), `${adminToken},admin,admin-uid,"system:masters"\n`);
+  const [etcdClient, etcdPeer, securePort] = (await freePorts(3)) as [number, number, number];
+  const etcdLog = join(dir, 'etcd.log');
+  const apiLog = join(dir, 'kube-apiserver.log');
+  const etcd = await spawnLogged(
+    bins.etcd,
+    [
+      '--name=default',
+      `--data-dir=${join(dir, 'etcd')}`,
+      `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
+      `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-cluster=default=http://127.0.0.1:${etcdPeer}`,
+      '--unsafe-no-fsync=true',
+      '--log-level=warn',
+    ],
+    etcdLog,
+  );
+  const apiArgs = [
+    `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${securePort}`,
+    `--cert-dir=${join(dir, 'apiserver-certs')}`,
+    `--tls-cert-file=${join(certs, 'server.crt')}`,
+    `--tls-private-key-file=${join(certs, 'server.key')}`,
+    `--client-ca-file=${join(certs, 'ca.crt')}`,
+    `--token-auth-file=${join(dir, 'tokens.csv')}`,
+    '--authorization-mode=RBAC',
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-account-key-file=${join(certs, 'sa.pub')}`,
+    `--service-account-signing-key-file=${join(certs, 'sa.key')}`,
+    '--service-cluster-ip-range=10.0.0.0/24',
+    '--allow-privileged=true',
+    '--disable-admission-plugins=ServiceAccount',
+    '--enable-priority-and-fairness=false',
+    '--v=0',
+  ];
+  let apiserver: ChildProcess | undefined;
+  const server = `https://127.0.0.1:${securePort}`;
+  const ca = await readFile(join(certs, 'ca.crt'));
+  const startApiServer = async () => {
+    apiserver = await spawnLogged(bins.apiserver, apiArgs, apiLog);
+    await waitReady(`${server}/readyz`, ca, adminToken, 120_000, apiserver, apiLog);
+  };
+  const stop = async () => {
+    await stopProcess(apiserver);
+    await stopProcess(etcd);
+    if (!process.env['KEEP_KUBE_ENV']) await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    await startApiServer();
+    const adminKubeconfig = join(dir, 'admin.kubeconfig');
+    await writeFile(adminKubeconfig, kubeconfigYaml(server, join(certs, 'ca.crt'), adminToken, 'admin'));
+    const admin = new KubeConfig();
+    admin.loadFromFile(adminKubeconfig);
+
+    // loadAllYaml deserializes into client-node's models, which keep x-kubernetes-* extensions on create.
+    const crd = loadAllYaml(await readFile(await rayClusterCrdPath(), 'utf8')) as KubernetesObject[];
+    const pvc = 'ragen-storage';
+    await createAll(admin, [
+      ...crd,
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'ragen-restricted', namespace } },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'rayclusters-read-only', namespace },
+        rules: [{ apiGroups: ['ray.io'], resources: ['rayclusters'], verbs: ['get', 'list', 'watch'] }],
+      } as KubernetesObject,
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'ragen-restricted-read-only', namespace },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'rayclusters-read-only' },
+        subjects: [{ kind: 'ServiceAccount', name: 'ragen-restricted', namespace }],
+      } as KubernetesObject,
+      {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: pvc, namespace },
+        spec: { accessModes: ['ReadWriteMany'], resources: { requests: { storage: '1Gi' } } },
+      } as KubernetesObject,
+      { apiVersion: 'v1', kind: 'Node', metadata: { name: 'standin-gpu-node', labels: { 'ragen.dev/stand-in': 'true' } } },
+    ]);
+    // A kubelet would report capacity; the stand-in node gets it through the status subresource.
+    const core = admin.makeApiClient(CoreV1Api);
+    const node = await core.readNode({ name: 'standin-gpu-node' });
+    node.status = { capacity: { cpu: '16', 'nvidia.com/gpu': String(gpus) }, allocatable: { cpu: '16', 'nvidia.com/gpu': String(gpus) } };
+    await core.replaceNodeStatus({ name: 'standin-gpu-node', body: node });
+    await waitCrdEstablished(admin);
+
+    const token = await core.createNamespacedServiceAccountToken({ name: 'ragen-restricted', namespace, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+    const restrictedKubeconfig = join(dir, 'restricted.kubeconfig');
+    await writeFile(restrictedKubeconfig, kubeconfigYaml(server, join(certs, 'ca.crt'), token.status?.token ?? '', 'ragen-restricted'));
+    return {
+      namespace,
+      adminKubeconfig,
+      restrictedKubeconfig,
+      pvc,
+      gpus,
+      admin,
+      startMs: Date.now() - started,
+      async restartApiServer(downMs = 2000) {
+        await stopProcess(apiserver);
+        await sleep(downMs);
+        await startApiServer();
+      },
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function waitCrdEstablished(kc: KubeConfig): Promise<void> {
+  const api = KubernetesObjectApi.makeApiClient(kc);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const crd = (await api.read({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'rayclusters.ray.io' } })) as KubernetesObject & {
+      status?: { conditions?: { type: string; status: string }[] };
+    };
+    if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
+    if (Date.now() > deadline) throw new Error('CRD rayclusters.ray.io not established within 30 s');
+    await sleep(200);
+  }
+}
+

@@ -1,0 +1,19 @@
+import { parseExperimentSpec } from '../../src/spec/load.js';
+import type { ExperimentSpec } from '../../src/spec/experiment.js';
+import { validSpecYaml } from './specs.js';
+
+export const TEST_IMAGE = `registry.example/ragen@sha256:${'a'.repeat(64)}`;
+
+/** The shared test spec on the kuberay backend: storage under the PVC's mount path. */
+export function kuberaySpecYaml(storageRoot = '/tmp/ragen-test', pvc = 'ragen-storage'): string {
+  return `${validSpecYaml(storageRoot).replace('backend: local', 'backend: kuberay')}image: ${TEST_IMAGE}
+kuberay:
+  storage:
+    pvc: ${pvc}
+    mountPath: ${storageRoot}
+`;
+}
+
+export function kuberaySpec(storageRoot?: string, pvc?: string): ExperimentSpec {
+  return parseExperimentSpec(kuberaySpecYaml(storageRoot, pvc));
+}

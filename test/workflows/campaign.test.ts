@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import type { CampaignBudgets, CampaignInput, CampaignProgress, CampaignResult } from '../../src/spec/campaign.js';
+import { ErrorTypes } from '../../src/spec/error-types.js';
+import type { campaign } from '../../src/workflows/campaign.js';
+import { fakeActivities } from '../helpers/fake-activities.js';
+import { fakeCampaignWorld } from '../helpers/fake-campaign-world.js';
+import { testInput, testSpec } from '../helpers/specs.js';
+import { timeSkippingEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
+
+let env: TestWorkflowEnvironment;
+before(async () => {
+  env = await timeSkippingEnv();
+});
+after(async () => {
+  await env?.teardown();
+});
+
+const budgets = (b: Partial<CampaignBudgets> = {}): CampaignBudgets => ({ maxAttempts: 5, maxAttemptsWithoutNewCheckpoint: 2, historyEventsBeforeContinueAsNew: 2000, ...b });
+
+function campaignInput(b: Partial<CampaignBudgets> = {}, total = 20): CampaignInput {
+  const spec = testSpec();
+  spec.trainer.totalTrainingSteps = total;
+  spec.trainer.saveFreq = 10;
+  return { spec, budgets: budgets(b), provenance: testInput().provenance };
+}
+
+async function runCampaign(world: ReturnType<typeof fakeCampaignWorld>, input: CampaignInput, during?: (id: string, calls: string[]) => Promise<void>) {
+  const { activities, calls } = fakeActivities(world.overrides);
+  const taskQueue = uniqueId('tq-campaign');
+  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
+  const workflowId = uniqueId('campaign');
+  const outcome = await worker.runUntil(async () => {
+    const handle = await env.client.workflow.start<typeof campaign>('campaign', { taskQueue, workflowId, args: [input] });
+    if (during) await during(workflowId, calls);
+    try {
+      return { result: await handle.result(), error: undefined };
+    } catch (error) {
+      return { result: undefined, error };
+    }
+  });
+  return { ...outcome, calls, workflowId };
+}
+
+function failure(error: unknown): { type?: string; result?: CampaignResult } {
+  assert.ok(error instanceof WorkflowFailedError, `expected WorkflowFailedError, got ${String(error)}`);
+  const cause = error.cause as ApplicationFailure;
+  return { type: cause.type ?? undefined, result: cause.details?.[0] as CampaignResult | undefined };
+}
+
+async function waitFor(id: string, predicate: (p: CampaignProgress) => boolean, what: string): Promise<CampaignProgress> {
+  const handle = env.client.workflow.getHandle(id);
+  for (let i = 0; i < 300; i++) {
+    try {
+      const p = await handle.query<CampaignProgress>('progress');
+      if (predicate(p)) return p;
+    } catch {
+      // first workflow task not run yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('campaign workflow (time-skipping server, stand-in trainer and storage)', () => {
+  it('resumes the next attempt from the latest complete checkpoint after a training failure, with lineage', async () => {
+    const world = fakeCampaignWorld(() => env.client, { failAt: (attempt, step) => attempt === 1 && step === 15 });
+    const { result, calls, workflowId } = await runCampaign(world, campaignInput());
+    assert.equal(result?.outcome, 'succeeded', JSON.stringify(result));
+    assert.equal(result?.attempts.length, 2);
+    assert.deepEqual(world.trains.map((t) => t.resumeFrom?.split('/').at(-1)), [undefined, 'global_step_10']);
+    assert.equal(new Set(world.trains.map((t) => t.checkpointDir)).size, 1, 'all attempts share the campaign checkpoint dir');
+    const [a1, a2] = result?.attempts ?? [];
+    assert.equal(a1?.workflowId, `${workflowId}-a1`);
+    assert.equal(a1?.ended.type, ErrorTypes.TrainingFailed);
+    assert.equal(a2?.startedFromStep, 10);
+    assert.equal(a2?.previousEnded?.type, ErrorTypes.TrainingFailed);
+    assert.equal(a2?.finalStep, 20);
+    assert.equal(calls.filter((c) => c === 'teardown').length, 2, 'each attempt tears its cluster down');
+    const draft = world.campaignManifests.at(-1)?.draft;
+    assert.equal(draft?.outcome, 'succeeded');
+    assert.deepEqual(draft?.attempts.map((a) => a.manifestPath), [`/fake/${workflowId}-a1/manifest.json`, `/fake/${workflowId}-a2/manifest.json`]);
+    assert.ok((result?.gpuSeconds ?? 0) > 0);
+  });
+
+  it('fails with CampaignStalled after maxAttemptsWithoutNewCheckpoint attempts without a new checkpoint', async () => {
+    const world = fakeCampaignWorld(() => env.client, { failAt: (attempt, step) => step === (attempt === 1 ? 12 : 11) });
+    const { error } = await runCampaign(world, campaignInput({ maxAttemptsWithoutNewCheckpoint: 2 }));
+    const { type, result } = failure(error);
+    assert.equal(type, ErrorTypes.CampaignStalled);
+    // Attempt 1 made checkpoint 10; attempts 2 and 3 resumed from it and made none.
+    assert.deepEqual(result?.attempts.map((a) => a.startedFromStep), [0, 10, 10]);
+    assert.match(result?.reason ?? '', /2 attempts in a row ended without a new checkpoint/);
+    assert.equal(world.campaignManifests.at(-1)?.draft.outcome, 'failed');
+  });
+
+  it('fails with CampaignAttemptsExhausted after maxAttempts, even while checkpoints advance', async () => {
+    const world = fakeCampaignWorld(() => env.client, { failAt: (attempt, step) => step === attempt * 10 + 1 });
+    const { error } = await runCampaign(world, campaignInput({ maxAttempts: 2 }, 40));
+    const { type, result } = failure(error);
+    assert.equal(type, ErrorTypes.CampaignAttemptsExhausted);
+    assert.equal(result?.attempts.length, 2);
+    assert.deepEqual(result?.attempts.map((a) => a.checkpointStepAfter), [10, 20]);
+  });
+
+  it('fails at once on a failure no attempt can fix (storage not writable), creating nothing', async () => {
+    const world = fakeCampaignWorld(() => env.client);
+    world.overrides.preflight = async () => {
+      throw ApplicationFailure.create({ type: ErrorTypes.StorageNotWritable, message: 'stand-in: storage not writable', nonRetryable: true });
+    };
+    const { error, calls } = await runCampaign(world, campaignInput());
+    const { type, result } = failure(error);
+    assert.equal(type, ErrorTypes.StorageNotWritable);
+    assert.equal(result?.attempts.length, 1);
+    assert.ok(!calls.includes('submitCluster') && !calls.includes('teardown'), 'no cluster was created');
+  });
+
+  it('continues as new past the history threshold without losing lineage', async () => {
+    const world = fakeCampaignWorld(() => env.client, { failAt: (attempt, step) => step === attempt * 10 + 1 && attempt < 3 });
+    const { result, error, workflowId } = await runCampaign(world, campaignInput({ historyEventsBeforeContinueAsNew: 10 }, 30));
+    assert.equal(error, undefined, String(error));
+    assert.equal(result?.outcome, 'succeeded', JSON.stringify(result));
+    assert.deepEqual(result?.attempts.map((a) => a.workflowId), [1, 2, 3].map((n) => `${workflowId}-a${n}`));
+    assert.deepEqual(result?.attempts.map((a) => a.startedFromStep), [0, 10, 20]);
+    assert.ok((result?.historyEventsPerRun.length ?? 0) >= 3, `runs: ${JSON.stringify(result?.historyEventsPerRun)}`);
+    const runs = result?.historyEventsPerRun ?? [];
+    const lastRun = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events?.length ?? 0;
+    assert.ok(lastRun < runs.reduce((a, b) => a + b, 0), 'the last run starts a fresh history');
+    console.log(`history events per run (one attempt each): ${JSON.stringify(result?.historyEventsPerRun)}`);
+  });
+
+  it('pauses after the next checkpoint with the cluster torn down, then resumes from it', async () => {
+    const world = fakeCampaignWorld(() => env.client, { stepMs: 150 });
+    const { result } = await runCampaign(world, campaignInput({}, 30), async (id, calls) => {
+      const handle = env.client.workflow.getHandle(id);
+      await waitFor(id, (p) => p.phase === 'running' && p.lastCheckpointStep >= 10, 'checkpoint 10');
+      await handle.signal('pause');
+      const paused = await waitFor(id, (p) => p.phase === 'paused', 'the pause');
+      assert.equal(paused.lastCheckpointStep, 20, 'stopped after the next checkpoint');
+      assert.equal(calls.filter((c) => c === 'teardown').length, 1, 'the cluster is released while paused');
+      assert.equal(calls.at(-1) === 'teardown' || calls.at(-1) === 'latestCompleteCheckpoint', true);
+      await handle.signal('resume');
+    });
+    assert.equal(result?.outcome, 'succeeded', JSON.stringify(result));
+    assert.deepEqual(result?.attempts.map((a) => a.outcome), ['paused', 'succeeded']);
+    assert.equal(result?.attempts[1]?.startedFrom?.split('/').at(-1), 'global_step_20');
+    assert.equal(result?.attempts[1]?.previousEnded?.type, 'paused');
+  });
+
+  it('extends the total steps of a running campaign', async () => {
+    const world = fakeCampaignWorld(() => env.client, { stepMs: 100 });
+    const { result } = await runCampaign(world, campaignInput({}, 20), async (id) => {
+      await waitFor(id, (p) => p.phase === 'running', 'training');
+      await env.client.workflow.getHandle(id).signal('extend', 10);
+    });
+    assert.equal(result?.outcome, 'succeeded');
+    assert.equal(result?.finalStep, 30);
+    assert.deepEqual(world.trains.map((t) => t.total), [20, 30]);
+    assert.equal(world.trains[1]?.resumeFrom?.split('/').at(-1), 'global_step_20');
+  });
+
+  it('cancels gracefully during training: the attempt archives and tears down, the manifest says cancelled', async () => {
+    const world = fakeCampaignWorld(() => env.client, { stepMs: 200 });
+    const { error, calls } = await runCampaign(world, campaignInput({}, 100), async (id) => {
+      await waitFor(id, (p) => p.lastCheckpointStep >= 10, 'training');
+      await env.client.workflow.getHandle(id).cancel();
+    });
+    assert.ok(error instanceof WorkflowFailedError);
+    assert.equal(error.cause?.name, 'CancelledFailure');
+    assert.ok(calls.includes('archive') && calls.includes('teardown'));
+    assert.equal(world.campaignManifests.at(-1)?.draft.outcome, 'cancelled');
+    assert.equal(world.campaignManifests.at(-1)?.draft.attempts[0]?.outcome, 'cancelled');
+  });
+});
