@@ -33,14 +33,19 @@ after(async () => {
 
 /**
  * The scheduled workflows are the real experiment and sweep workflows on the real dev server;
- * their activities are stand-ins (no Ray): training takes 6 s of real time so a run overlaps the
- * next fire, and fails for one seed so a sweep can fail.
+ * their activities are stand-ins (no Ray): training lasts until the test releases it, so a run
+ * overlaps the next fires for as long as the test needs, and fails for one seed so a sweep can fail.
  */
+let trainingReleased = false;
 function standInActivities() {
   return fakeActivities({
     train: async ({ spec }) => {
       if (spec.trainer.seedTrain === FAILING_SEED) throw ApplicationFailure.create({ type: ErrorTypes.TrainingFailed, message: 'stand-in failure', nonRetryable: true });
-      await Context.current().sleep(6000);
+      const ctx = Context.current();
+      while (!trainingReleased) {
+        ctx.heartbeat();
+        await ctx.sleep(200);
+      }
       return { finalStep: spec.trainer.totalTrainingSteps, lastCheckpointStep: spec.trainer.totalTrainingSteps, lastMetrics: {}, entrypoint: [] };
     },
   }).activities;
@@ -67,7 +72,7 @@ describe('schedules on the real dev server (stand-in activities)', () => {
       assert.equal(first.policies.overlap, 'SKIP');
       assert.equal(first.policies.catchupWindow, 60_000);
       assert.equal(first.policies.pauseOnFailure, true);
-      // While the first run trains (6 s), the fires every 2 s are skipped.
+      // While the first run trains, the fires every 2 s are skipped.
       const skipped = await waitFor('skipped fires', scheduleId, (d) => d.info.numActionsSkippedOverlap >= 2, 20);
       assert.equal(skipped.info.numActionsTaken, 1, 'no second run started while one was running');
       assert.equal(skipped.info.runningActions.length, 1);
@@ -84,6 +89,7 @@ describe('schedules on the real dev server (stand-in activities)', () => {
       const handle = env.client.schedule.getHandle(scheduleId);
       await handle.pause('test');
       assert.equal((await handle.describe()).state.paused, true);
+      trainingReleased = true;
       const result = await env.client.workflow.getHandle(runningId).result();
       assert.equal(result.outcome, 'succeeded');
       await handle.delete();
