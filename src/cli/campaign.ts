@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type WorkflowHandle, WorkflowFailedError } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
 import { resolveProvenance } from '../provenance/git.js';
 import type { CampaignInput, CampaignProgress, CampaignResult } from '../spec/campaign.js';
@@ -7,6 +7,7 @@ import { loadCampaignSpec } from '../spec/load-campaign.js';
 import type { campaign } from '../workflows/campaign.js';
 import { extendSignal, pauseSignal, progressQuery, resumeSignal } from '../workflows/campaign-definitions.js';
 import { withClient } from './client.js';
+import { printOutcome } from './outcome.js';
 
 /** Validate a campaign spec and resolve provenance: bad input stops here, before anything starts. */
 export async function prepareCampaign(specPath: string): Promise<CampaignInput> {
@@ -49,15 +50,7 @@ export async function campaignCommand(config: OrchestratorConfig, input: Campaig
     const handle = await client.workflow.start<typeof campaign>('campaign', { taskQueue: config.RAGEN_TASK_QUEUE, workflowId, args: [input] });
     console.log(`started ${workflowId}; control it with: campaign pause|resume|extend <steps>|cancel ${workflowId}`);
     await follow(handle);
-    try {
-      printCampaign(await handle.result());
-      return 0;
-    } catch (err) {
-      const details = err instanceof WorkflowFailedError ? (err.cause as { details?: unknown[] } | undefined)?.details?.[0] : undefined;
-      console.error(`campaign ${workflowId} did not succeed: ${err instanceof WorkflowFailedError ? (err.cause?.message ?? err.message) : String(err)}`);
-      if (details) printCampaign(details as CampaignResult);
-      return 1;
-    }
+    return printOutcome('campaign', workflowId, handle.result(), printCampaign);
   });
 }
 

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowFailedError } from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
 import { resolveProvenance } from '../provenance/git.js';
 import type { ExperimentInput, ExperimentResult } from '../spec/experiment-input.js';
@@ -7,6 +6,7 @@ import { loadExperimentSpec } from '../spec/load.js';
 import type { experiment } from '../workflows/experiment.js';
 import { withClient } from './client.js';
 import { watchUntilClosed } from './watch.js';
+import { printOutcome } from './outcome.js';
 
 /**
  * `run <spec>`: validate the spec and provenance (bad input stops here, before anything starts),
@@ -24,16 +24,7 @@ export async function runCommand(config: OrchestratorConfig, input: ExperimentIn
     const handle = await client.workflow.start<typeof experiment>('experiment', { taskQueue: config.RAGEN_TASK_QUEUE, workflowId, args: [input] });
     console.log(`started ${workflowId} (run ${handle.firstExecutionRunId})`);
     await watchUntilClosed(handle, spec);
-    try {
-      const result = await handle.result();
-      printResult(result);
-      return 0;
-    } catch (err) {
-      const details = err instanceof WorkflowFailedError ? (err.cause as { details?: unknown[] } | undefined)?.details?.[0] : undefined;
-      console.error(`experiment ${workflowId} did not succeed: ${err instanceof WorkflowFailedError ? (err.cause?.message ?? err.message) : String(err)}`);
-      if (details) printResult(details as ExperimentResult);
-      return 1;
-    }
+    return printOutcome('experiment', workflowId, handle.result(), printResult);
   });
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type WorkflowHandle, WorkflowFailedError } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
 import { resolveProvenance } from '../provenance/git.js';
 import { loadSweepSpec } from '../spec/load-sweep.js';
@@ -8,6 +8,7 @@ import { rankedTable } from '../spec/sweep-results.js';
 import type { sweep } from '../workflows/sweep.js';
 import { sweepStatusQuery } from '../workflows/sweep-definitions.js';
 import { withClient } from './client.js';
+import { printOutcome } from './outcome.js';
 
 /** Validate a sweep spec (every child's spec too) and resolve provenance: bad input stops here. */
 export async function prepareSweep(specPath: string): Promise<SweepInput> {
@@ -54,14 +55,6 @@ export async function sweepCommand(config: OrchestratorConfig, input: SweepInput
     console.log(`started ${workflowId} (run ${handle.firstExecutionRunId})`);
     // The id without a run id follows the sweep across continue-as-new.
     await followSweep(client.workflow.getHandle(workflowId));
-    try {
-      printSweepResult(await client.workflow.getHandle<typeof sweep>(workflowId).result());
-      return 0;
-    } catch (err) {
-      const details = err instanceof WorkflowFailedError ? (err.cause as { details?: unknown[] } | undefined)?.details?.[0] : undefined;
-      console.error(`sweep ${workflowId} did not succeed: ${err instanceof WorkflowFailedError ? (err.cause?.message ?? err.message) : String(err)}`);
-      if (details) printSweepResult(details as SweepResult);
-      return 1;
-    }
+    return printOutcome('sweep', workflowId, client.workflow.getHandle<typeof sweep>(workflowId).result(), printSweepResult);
   });
 }

@@ -3,7 +3,7 @@ import type { ClusterHandle, ClusterStatus } from '../../spec/cluster.js';
 import { ErrorTypes } from '../../spec/error-types.js';
 import type { ExperimentSpec } from '../../spec/experiment.js';
 import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
-import { RayDashboardClient } from '../ray/dashboard-client.js';
+import { statusFromHead } from '../ray/head-status.js';
 import { dashboardFromStatus, interpretRayCluster } from './cluster-status.js';
 import { KubeApi, loadKubeConfig } from './kube-api.js';
 import { MANAGED_SELECTOR, isOwnedBy, readOwner } from './labels.js';
@@ -113,22 +113,7 @@ export class KubeRayBackend implements ComputeBackend {
     if (verdict.phase !== 'head-ready') return { phase: verdict.phase, ...empty, message: verdict.message };
     const url = handle.dashboardUrl ?? dashboardFromStatus(object);
     if (!url) return { phase: 'pending', ...empty, message: `${verdict.message}; no dashboard address yet` };
-    const dashboard = new RayDashboardClient(url);
-    try {
-      // Ray's own view is authoritative for "joined": a ready pod is not yet a registered node.
-      const [nodes, headRayVersion] = await Promise.all([dashboard.nodes(), dashboard.rayVersion()]);
-      const alive = nodes.filter((n) => n.alive);
-      return {
-        phase: 'ready',
-        nodes,
-        workersAlive: alive.filter((n) => !n.isHead).length,
-        gpusRegistered: alive.reduce((s, n) => s + n.gpus, 0),
-        headRayVersion,
-        message: verdict.message,
-      };
-    } catch (err) {
-      return { phase: 'pending', ...empty, message: `${verdict.message}; dashboard ${url} not answering yet: ${(err as Error).message}` };
-    }
+    return statusFromHead(url, verdict.message);
   }
 
   /** Delete (404 = already gone), then poll until the object and its Ray pods are gone. */

@@ -6,7 +6,7 @@ import type { ClusterHandle, ClusterStatus } from '../../spec/cluster.js';
 import { shortHash } from '../../spec/naming.js';
 import type { ExperimentSpec } from '../../spec/experiment.js';
 import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
-import { RayDashboardClient } from '../ray/dashboard-client.js';
+import { statusFromHead } from '../ray/head-status.js';
 import { type LauncherConfig, ensureDir, startHead, startWorker, stopCluster, waitForAliveNodes } from './launcher.js';
 import { freePorts } from './ports.js';
 import { clusterProcesses, pidAlive } from './processes.js';
@@ -103,20 +103,7 @@ export class LocalBackend implements ComputeBackend {
     if (!head || !pidAlive(head.pid)) {
       return { phase: state.complete ? 'failed' : 'pending', nodes: [], workersAlive: 0, gpusRegistered: 0, message: 'the Ray head process is not running' };
     }
-    const dashboard = new RayDashboardClient(state.dashboardUrl);
-    try {
-      const [nodes, headRayVersion] = await Promise.all([dashboard.nodes(), dashboard.rayVersion()]);
-      const alive = nodes.filter((n) => n.alive);
-      return {
-        phase: 'ready',
-        nodes,
-        workersAlive: alive.filter((n) => !n.isHead).length,
-        gpusRegistered: alive.reduce((s, n) => s + n.gpus, 0),
-        headRayVersion,
-      };
-    } catch (err) {
-      return { phase: 'pending', nodes: [], workersAlive: 0, gpusRegistered: 0, message: `dashboard not answering yet: ${(err as Error).message}` };
-    }
+    return statusFromHead(state.dashboardUrl);
   }
 
   async deleteCluster(handle: ClusterHandle): Promise<{ alreadyGone: boolean }> {
