@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -15,6 +15,9 @@ import type { reaper } from '../../src/workflows/reaper.js';
 import { type KubeEnv, startKubeEnv } from '../helpers/kube-env.js';
 import { KubeRayStandIn } from '../helpers/kuberay-standin.js';
 import { kuberaySpec } from '../helpers/kuberay-specs.js';
+import { pushImage } from '../helpers/oci-images.js';
+import { type RunningRegistry, startRegistry } from '../helpers/oci-registry.js';
+import { RAY_VERSION_LABEL } from '../../src/registry/ray-version.js';
 import { clusterProcesses } from '../../src/backends/local/processes.js';
 import { rayProcesses } from '../helpers/processes.js';
 import { testInput } from '../helpers/specs.js';
@@ -30,6 +33,9 @@ let env: TestWorkflowEnvironment;
 let standIn: KubeRayStandIn;
 let backend: KubeRayBackend;
 let storage: string;
+/** A real Distribution registry on loopback holding the image the specs name: verify reads it. */
+let registry: RunningRegistry;
+let image = '';
 let releaseWorkers: () => void = () => undefined;
 let workersHeld: Promise<void> = Promise.resolve();
 const runRoot = `/tmp/ro-k-${process.pid}`;
@@ -40,6 +46,9 @@ before(async () => {
   kube = await startKubeEnv();
   console.log(`# kube env warm start: ${(kube.startMs / 1000).toFixed(1)} s`);
   env = await devServerEnv();
+  registry = await startRegistry();
+  const pushed = await pushImage({ baseUrl: registry.baseUrl, repository: 'ragen/sokoban' }, { labels: { [RAY_VERSION_LABEL]: '2.60.0' } }, '2.60.0');
+  image = `${registry.host}/ragen/sokoban:2.60.0@${pushed}`;
   storage = await mkdtemp(join(tmpdir(), 'ragen-kuberay-'));
   const config = loadConfig();
   standIn = new KubeRayStandIn({ kc: kube.admin, namespace: kube.namespace, runRoot, rayBin: config.rayBin, nodeIp: config.RAGEN_NODE_IP, holdWorkers: () => workersHeld });
@@ -50,13 +59,15 @@ after(async () => {
   backend?.close();
   await standIn?.stop();
   await env?.teardown();
+  await registry?.stop();
   await kube?.stop();
   await rm(runRoot, { recursive: true, force: true });
 });
 
 function spec(steps: number, saveFreq: number): ExperimentSpec {
   const s = kuberaySpec(storage, kube.pvc);
-  return { ...s, trainer: { ...s.trainer, totalTrainingSteps: steps, saveFreq } };
+  // The stand-in starts Ray node by node; on a loaded 2-core CI machine that can pass the shared 60 s.
+  return { ...s, image, deadlines: { ...s.deadlines, joinSeconds: 150 }, trainer: { ...s.trainer, totalTrainingSteps: steps, saveFreq } };
 }
 
 async function withWorker<T>(fn: (taskQueue: string) => Promise<T>): Promise<T> {
@@ -73,6 +84,8 @@ async function waitForStage(handle: Handle, want: (s: { stage: string; lastStep:
   while (Date.now() < deadline) {
     const status = await handle.query<{ stage: string; lastStep: number }>('status');
     if (want(status)) return;
+    const { status: run } = await handle.describe();
+    if (run.name !== 'RUNNING') throw new Error(`the workflow closed (${run.name}) before the stage was reached: ${JSON.stringify(status)}`);
     await sleep(300);
   }
   throw new Error('stage not reached in time');
@@ -116,6 +129,10 @@ describe('experiment on kuberay (real kube-apiserver, KubeRay stand-in, real Ray
     assert.equal(result.outcome, 'succeeded', JSON.stringify(result, null, 2));
     assert.equal(result.training.finalStep, 20);
     assert.equal(result.teardown.outcome, 'succeeded');
+    const manifest = JSON.parse(await readFile(result.archive.manifestPath ?? '', 'utf8')) as { image: { ref?: string; verified: boolean; rayVersion?: string; note: string } };
+    assert.equal(manifest.image.ref, image);
+    assert.equal(manifest.image.verified, true, manifest.image.note);
+    assert.equal(manifest.image.rayVersion, '2.60.0');
     assert.equal(standIn.launched.length - launchedBefore, 1, 'one RayCluster for one run');
     await assertClean();
     const from = samples.find((s) => s.stage === 'join');
