@@ -25,7 +25,7 @@ async function writeLedger(path: string, ledger: CheckpointLedger): Promise<void
  * Between attempts: find the latest COMPLETE checkpoint of a campaign. A checkpoint is complete when
  * it is at or below the step the tracker file names (verl writes the tracker last) and its files
  * have the sha256 the ledger recorded when the campaign first saw it. New checkpoints are hashed and
- * added to the ledger; the resume candidate is re-hashed, and one whose files changed or vanished is
+ * added to the ledger; the resume candidate is re-hashed unless it was just hashed, and one whose files changed or vanished is
  * reported as untrusted and skipped (the next lower one is tried). Idempotent; reads and hashes only,
  * besides the ledger file, and deletes nothing.
  */
@@ -35,14 +35,15 @@ export function createLatestCompleteCheckpoint() {
     const tracker = await readTracker(input.checkpointDir);
     const present = new Set(await checkpointSteps(input.checkpointDir));
     const known = new Map(ledger.checkpoints.map((c) => [c.step, c]));
-    let grew = false;
+    // Hashed in this call: their ledger hash is their current hash (checkpoints can be many GB).
+    const hashedNow = new Set<number>();
     for (const step of [...present].filter((s) => tracker !== undefined && s <= tracker && !known.has(s))) {
       const entry = { ...(await hashCheckpoint(input.checkpointDir, step)), firstSeenAt: input.now };
       ledger.checkpoints.push(entry);
       known.set(step, entry);
-      grew = true;
+      hashedNow.add(step);
     }
-    if (grew) {
+    if (hashedNow.size > 0) {
       ledger.checkpoints.sort((a, b) => a.step - b.step);
       await writeLedger(input.ledgerPath, ledger);
     }
@@ -54,7 +55,7 @@ export function createLatestCompleteCheckpoint() {
         continue;
       }
       if (latest) continue;
-      const now = await hashCheckpoint(input.checkpointDir, entry.step);
+      const now = hashedNow.has(entry.step) ? entry : await hashCheckpoint(input.checkpointDir, entry.step);
       if (now.sha256 !== entry.sha256) {
         untrusted.push({ step: entry.step, reason: `files of ${entry.path} changed since ${entry.firstSeenAt} (sha256 ${entry.sha256.slice(0, 12)} -> ${now.sha256.slice(0, 12)})` });
         continue;
