@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds etcd and kube-apiserver from the Go module proxy into a cache outside the clone.
-# Warm: exits at once when both binaries exist. Nothing built lands in the repo.
+# Builds etcd, kube-apiserver and the KubeRay operator from the Go module proxy into a cache
+# outside the clone, the three concurrently. Warm: exits at once when every binary exists.
+# Nothing built lands in the repo.
 # kube-apiserver needs a wrapper module: k8s.io/kubernetes requires its staging modules at
 # v0.0.0 and maps them with relative replaces that Go ignores for dependencies, so we add
 # `replace k8s.io/<staging> => k8s.io/<staging> v0.<minor>.<patch>` generated from its go.mod.
@@ -13,16 +14,13 @@ export GOTOOLCHAIN=local
 
 command -v go >/dev/null || { echo "Go is required to build the k8s test binaries (install Go >= 1.25)" >&2; exit 1; }
 
-fetch_kuberay_crd() {
-  # The RayCluster CRD comes from the KubeRay Go module in the module cache, never from the repo.
-  go mod download -json "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION" >/dev/null
-}
-# Also when the binaries are cached: the module cache may have been cleaned on its own.
-fetch_kuberay_crd
+# The CRDs come from the KubeRay Go module in the module cache, never from the repo. Also when
+# the binaries are cached: the module cache may have been cleaned on its own.
+go mod download -json "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION" >/dev/null
 
-mkdir -p "$K8S_BIN"
-if [[ -x "$K8S_BIN/etcd" && -x "$K8S_BIN/kube-apiserver" ]]; then
-  echo "k8s test binaries present in $K8S_BIN"
+mkdir -p "$K8S_BIN" "$KUBERAY_BIN"
+if [[ -x "$K8S_BIN/etcd" && -x "$K8S_BIN/kube-apiserver" && -x "$KUBERAY_BIN/kuberay-operator" ]]; then
+  echo "k8s test binaries present in $K8S_BIN and $KUBERAY_BIN"
   exit 0
 fi
 
@@ -63,6 +61,32 @@ build_apiserver() {
   mv "$K8S_BIN/kube-apiserver.tmp" "$K8S_BIN/kube-apiserver"
 }
 
-build_etcd
-build_apiserver
-echo "built etcd $ETCD_VERSION and kube-apiserver $K8S_VERSION into $K8S_BIN in $(( $(date +%s) - start ))s"
+build_operator() {
+  # The real KubeRay operator: its main package is the module root and it has no replaces.
+  [[ -x "$KUBERAY_BIN/kuberay-operator" ]] && return 0
+  local dir="$work/kuberay-operator"
+  rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
+  go mod init ragen-kuberay-operator >/dev/null 2>&1
+  go get "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION"
+  go build -trimpath -ldflags "-s -w" -o "$KUBERAY_BIN/kuberay-operator.tmp" github.com/ray-project/kuberay/ray-operator
+  mv "$KUBERAY_BIN/kuberay-operator.tmp" "$KUBERAY_BIN/kuberay-operator"
+}
+
+# Concurrently: each build waits on downloads as much as on the two cores.
+pids=()
+for step in build_etcd build_apiserver build_operator; do
+  ( "$step" > "$work/$step.log" 2>&1 ) &
+  pids+=("$!")
+done
+failed=0
+for i in "${!pids[@]}"; do
+  if ! wait "${pids[$i]}"; then
+    failed=1
+    echo "k8s build step failed; its log:" >&2
+  fi
+done
+for step in build_etcd build_apiserver build_operator; do
+  if [[ $failed == 1 ]]; then echo "== $step" >&2; tail -30 "$work/$step.log" >&2; fi
+done
+[[ $failed == 0 ]] || exit 1
+echo "built etcd $ETCD_VERSION, kube-apiserver $K8S_VERSION and kuberay-operator $KUBERAY_VERSION in $(( $(date +%s) - start ))s"
