@@ -13,7 +13,7 @@ import type { ExperimentResult } from '../spec/experiment-input.js';
 import { workerGpus } from '../spec/experiment.js';
 import { ledgerPath, manifestPath, runCheckpointDir } from '../spec/paths.js';
 import { secondsBetween } from './clock.js';
-import type { RunIds } from './experiment-run.js';
+import { type RunIds, runIds } from './run-ids.js';
 
 /** Failures another attempt cannot fix (bad input, storage, versions): the campaign fails at once. */
 const FATAL: ReadonlySet<string> = new Set([
@@ -52,8 +52,9 @@ export interface CampaignRun {
   manifestPath?: string;
 }
 
-export function newCampaignRun(input: CampaignInput, ids: RunIds): CampaignRun {
+export function newCampaignRun(input: CampaignInput, info: RunIds): CampaignRun {
   const { spec } = input;
+  const ids = runIds(info);
   const state: CampaignState = input.state ?? {
     attempts: [],
     totalTrainingSteps: spec.trainer.totalTrainingSteps,
@@ -188,12 +189,7 @@ export function buildCampaignManifestDraft(run: CampaignRun, writtenAt: string):
   return {
     campaign: run.ids.workflowId,
     experiment: spec.name,
-    temporal: {
-      workflowId: run.ids.workflowId,
-      runId: run.ids.runId,
-      namespace: run.ids.namespace,
-      taskQueue: run.ids.taskQueue,
-    },
+    temporal: { ...run.ids },
     budgets,
     provenance,
     checkpointDir: run.checkpointDir,

@@ -52,8 +52,7 @@ type Child = ChildWorkflowHandle<typeof experiment>;
  * manifest; it is written once.
  */
 export async function campaign(input: CampaignInput): Promise<CampaignResult> {
-  const { workflowId, runId, namespace, taskQueue } = workflowInfo();
-  const run = newCampaignRun(input, { workflowId, runId, namespace, taskQueue });
+  const run = newCampaignRun(input, workflowInfo());
   const child: { current?: Child } = {};
   answerCommandsAndQueries(run, child);
   try {

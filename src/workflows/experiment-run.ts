@@ -13,14 +13,7 @@ import type {
   StageRecord,
   ValidationResult,
 } from '../spec/results.js';
-
-/** The Temporal ids a run records (from workflowInfo). */
-export interface RunIds {
-  workflowId: string;
-  runId: string;
-  namespace: string;
-  taskQueue: string;
-}
+import { type RunIds, runIds } from './run-ids.js';
 
 /**
  * Everything one experiment run knows, filled in by the workflow's steps in order. Pure functions
@@ -57,8 +50,9 @@ export interface ExperimentRun {
   outcome?: ExperimentResult['outcome'];
 }
 
-export function newExperimentRun(input: ExperimentInput, ids: RunIds): ExperimentRun {
+export function newExperimentRun(input: ExperimentInput, info: RunIds): ExperimentRun {
   const { spec } = input;
+  const ids = runIds(info);
   const resumedStep = stepOfCheckpointPath(input.resumeFrom);
   return {
     input,
@@ -94,12 +88,7 @@ export function buildManifestDraft(run: ExperimentRun): ManifestDraft {
   const { verified, joined, validationResult } = run;
   return {
     experiment: spec.name,
-    temporal: {
-      workflowId: run.ids.workflowId,
-      runId: run.ids.runId,
-      namespace: run.ids.namespace,
-      taskQueue: run.ids.taskQueue,
-    },
+    temporal: { ...run.ids },
     provenance,
     image: verified?.image ?? { verified: false, note: 'verify did not run' },
     rayVersion: {

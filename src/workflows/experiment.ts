@@ -61,8 +61,7 @@ const RESUBMITTABLE: ReadonlySet<string> = new Set([
  * A child of a campaign forwards its progress signals to the parent, so the campaign's query is live.
  */
 export async function experiment(input: ExperimentInput): Promise<ExperimentResult> {
-  const { workflowId, runId, namespace, taskQueue } = workflowInfo();
-  const run = newExperimentRun(input, { workflowId, runId, namespace, taskQueue });
+  const run = newExperimentRun(input, workflowInfo());
   answerQueriesAndSignals(run);
   await withinRunDeadline(run, async () => {
     await preflightStage(run);

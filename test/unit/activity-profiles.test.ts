@@ -23,25 +23,17 @@ describe('activity profiles (bound once, in src/workflows/policies.ts)', () => {
   });
 
   it('lists every activity with its profile', () => {
-    console.log(
-      Object.entries(activityProfiles)
-        .map(([activity, profile]) => `${activity.padEnd(26)} ${profile}`)
-        .join('\n'),
-    );
-    assert.deepEqual(activityProfiles, {
-      preflight: 'quick',
-      verify: 'quick',
-      submitCluster: 'quick',
-      archiveSweep: 'quick',
-      archiveCampaign: 'quick',
-      awaitJoin: 'polling',
-      allReduceCheck: 'polling',
-      validate: 'polling',
-      archive: 'hashing',
-      latestCompleteCheckpoint: 'hashing',
-      train: 'longRunning',
-      teardown: 'cleanup',
-      reapClusters: 'cleanup',
+    const byProfile: Record<string, string[]> = {};
+    for (const [activity, profile] of Object.entries(activityProfiles))
+      (byProfile[profile] ??= []).push(activity);
+    for (const [profile, activities] of Object.entries(byProfile))
+      console.log(`${profile.padEnd(12)} ${activities.join(', ')}`);
+    assert.deepEqual(byProfile, {
+      quick: ['preflight', 'verify', 'submitCluster', 'archiveSweep', 'archiveCampaign'],
+      polling: ['awaitJoin', 'allReduceCheck', 'validate'],
+      hashing: ['archive', 'latestCompleteCheckpoint'],
+      longRunning: ['train'],
+      cleanup: ['teardown', 'reapClusters'],
     });
   });
 
