@@ -1,23 +1,50 @@
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
 import { REAPER_SCHEDULE_ID } from '../spec/reaper.js';
+import { progressQuery } from '../workflows/campaign-definitions.js';
 import { statusQuery } from '../workflows/definitions.js';
+import { sweepStatusQuery } from '../workflows/sweep-definitions.js';
 import { withClient } from './client.js';
 import { installReaperSchedule } from './reaper-schedule.js';
-import { sweepStatusQuery } from '../workflows/sweep-definitions.js';
-import { sweepStatusLine } from './sweep.js';
-import { statusLine } from './watch.js';
+import { campaignView, experimentView, sweepView } from './views.js';
 
-/** `status <workflow id>`: the workflow's state and, while it runs, its live status. */
+/** How long `status` waits for a query answer: a closed workflow needs a worker to replay it. */
+const QUERY_DEADLINE_MS = 5_000;
+
+/** The live status line of a workflow of any kind this product starts. */
+async function liveStatus(handle: WorkflowHandle, type: string): Promise<string> {
+  switch (type) {
+    case 'experiment':
+      return experimentView(await handle.query(statusQuery)).line;
+    case 'campaign':
+      return campaignView(await handle.query(progressQuery)).line;
+    case 'sweep':
+      return sweepView(await handle.query(sweepStatusQuery)).line;
+    default:
+      // Any other kind: its `status` query, shown as it comes.
+      return JSON.stringify(await handle.query<unknown>('status'));
+  }
+}
+
+/** `status <workflow id>`: the workflow's state and its live status (experiment, campaign, sweep). */
 export async function statusCommand(config: OrchestratorConfig, workflowId: string): Promise<number> {
-  return withClient(config, async (client) => {
+  return withClient(config, async (client: Client) => {
     const handle = client.workflow.getHandle(workflowId);
-    const description = await handle.describe();
-    console.log(`${workflowId}: ${description.status.name} (run ${description.runId}, started ${description.startTime.toISOString()})`);
+    const d = await handle.describe();
+    console.log(
+      `${workflowId}: ${d.type} ${d.status.name} (run ${d.runId}, started ${d.startTime.toISOString()}${d.closeTime ? `, closed ${d.closeTime.toISOString()}` : ''})`,
+    );
     try {
-      if (description.type === 'sweep') console.log(sweepStatusLine(await handle.query(sweepStatusQuery)));
-      else console.log(statusLine(await handle.query(statusQuery)));
+      console.log(
+        await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => liveStatus(handle, d.type)),
+      );
     } catch (err) {
-      console.log(`(no live status: ${(err as Error).message})`);
+      const reason = (err as Error).message.split('\n')[0];
+      const hint =
+        d.status.name === 'RUNNING'
+          ? ''
+          : ' (a closed workflow answers only while a worker polls its task queue)';
+      console.log(`(no live status from this ${d.type}: ${reason}${hint})`);
     }
     return 0;
   });
@@ -26,21 +53,25 @@ export async function statusCommand(config: OrchestratorConfig, workflowId: stri
 /** `cancel <workflow id>`: graceful: the job stops, checkpoints stay, the manifest is written, the cluster is deleted. */
 export async function cancelCommand(config: OrchestratorConfig, workflowId: string): Promise<number> {
   return withClient(config, async (client) => {
-    await client.workflow.getHandle(workflowId).cancel();
+    const handle = client.workflow.getHandle(workflowId);
+    await handle.describe(); // an unknown id is reported as such, not as a failed cancel
+    await handle.cancel();
     console.log(`cancellation requested for ${workflowId}; teardown follows`);
     return 0;
   });
 }
 
 /** `reaper install`: the Temporal Schedule that runs the teardown backstop. */
-export async function reaperInstallCommand(config: OrchestratorConfig, everySeconds: number, graceSeconds: number): Promise<number> {
-  if (!(everySeconds > 0) || !(graceSeconds >= 0)) {
-    console.error('reaper install: --every must be > 0 and --grace >= 0 (seconds)');
-    return 2;
-  }
+export async function reaperInstallCommand(
+  config: OrchestratorConfig,
+  everySeconds: number,
+  graceSeconds: number,
+): Promise<number> {
   return withClient(config, async (client) => {
     await installReaperSchedule(client, config.RAGEN_TASK_QUEUE, everySeconds, { graceSeconds });
-    console.log(`reaper schedule '${REAPER_SCHEDULE_ID}': every ${everySeconds} s, grace ${graceSeconds} s, overlap skip`);
+    console.log(
+      `reaper schedule '${REAPER_SCHEDULE_ID}': every ${everySeconds} s, grace ${graceSeconds} s, overlap skip`,
+    );
     return 0;
   });
 }

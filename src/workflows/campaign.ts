@@ -28,6 +28,7 @@ import { progressSignal, stopAtNextCheckpointSignal } from './definitions.js';
 import type { experiment } from './experiment.js';
 import { failureMessage, failureType } from './failure-info.js';
 import { quick } from './policies.js';
+import { logStage } from './stage-log.js';
 
 /** Failures another attempt cannot fix (bad input, storage, versions): the campaign fails at once. */
 const FATAL: ReadonlySet<string> = new Set([
@@ -147,6 +148,7 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
       }
       if (state.paused) {
         live.phase = 'paused';
+        logStage('paused', state.attempts.length);
         await condition(() => !state.paused);
         continue;
       }
@@ -167,6 +169,7 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
     reason ??= isCancellation(err) ? 'cancelled by the user' : failureMessage(err);
   }
   live.phase = 'done';
+  logStage('done', state.attempts.length, { outcome });
   state.historyEventsPerRun.push(workflowInfo().historyLength);
 
   const manifest = await CancellationScope.nonCancellable(async () => {
@@ -227,6 +230,7 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
     const startedAt = workflowNowIso();
     const stepBefore = latest?.step ?? 0;
     live.phase = 'running';
+    logStage('running', n, { child: workflowId, fromStep: stepBefore });
     live.attemptStartedAt = startedAt;
     live.step = stepBefore;
     const total = state.totalTrainingSteps;

@@ -21,6 +21,7 @@ import {
 } from './definitions.js';
 import { failureMessage, failureType, outcomeOf } from './failure-info.js';
 import { cleanup, longRunning, polling, quick } from './policies.js';
+import { logStage } from './stage-log.js';
 
 /** Failures during join that a fresh cluster can fix: the whole cluster is resubmitted. */
 const RESUBMITTABLE: ReadonlySet<string> = new Set([ErrorTypes.JoinDeadlineExceeded, ErrorTypes.AllReduceFailed, ErrorTypes.ClusterLost]);
@@ -71,6 +72,7 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
   const stages: StageRecord[] = [];
   async function stage<T>(name: StageName, fn: () => Promise<T>): Promise<T> {
     status.stage = name;
+    logStage(name, status.attempt);
     const record: StageRecord = { stage: name, attempt: status.attempt, startedAt: workflowNowIso() };
     stages.push(record);
     try {
@@ -209,6 +211,7 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
     Object.assign(teardownOutcome, { outcome: 'failed', error: failureMessage(err) });
   }
   status.stage = 'done';
+  logStage('done', status.attempt, { outcome });
 
   const result: ExperimentResult = {
     outcome,

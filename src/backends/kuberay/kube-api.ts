@@ -1,6 +1,7 @@
 import { ApiextensionsV1Api, ApisApi, AuthorizationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, Watch } from '@kubernetes/client-node';
 import { type KubeAction, KubeStatusError, kubeFailure, statusOf } from './kube-errors.js';
 import { RAYCLUSTER, type RayClusterObject } from './raycluster.js';
+import { type BackendLogger, quietLogger } from '../logger.js';
 
 /**
  * The one module that owns @kubernetes/client-node. Every request goes through `call`, which counts
@@ -32,6 +33,7 @@ export class KubeApi {
   constructor(
     readonly kc: KubeConfig,
     readonly namespace: string,
+    private readonly logger: BackendLogger = quietLogger,
   ) {
     this.custom = kc.makeApiClient(CustomObjectsApi);
     this.core = kc.makeApiClient(CoreV1Api);
@@ -72,6 +74,7 @@ export class KubeApi {
       return { created: true, object };
     } catch (err) {
       if (!(err instanceof KubeStatusError) || err.status !== 409) throw err;
+      this.logger.info('RayCluster create answered 409 AlreadyExists; reading it back', { cluster: body.metadata.name });
       const existing = await this.getRayCluster(body.metadata.name);
       if (!existing) throw new Error(`RayCluster ${body.metadata.name} answered 409 AlreadyExists but is gone on read-back (being deleted?); retrying`);
       return { created: false, object: existing };
