@@ -4,19 +4,26 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { REPO_ROOT } from '../../src/config.js';
+import type { campaign } from '../../src/workflows/campaign.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import { testInput, testSpec } from '../helpers/specs.js';
 import { devServerEnv, uniqueId } from '../helpers/temporal.js';
 
+const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let env: TestWorkflowEnvironment;
 let dir: string;
 let worker: ChildProcess | undefined;
 let output = '';
+let taskQueueOfWorker: string | undefined;
+/** The first test starts the worker; the second uses it. */
+const started = (): string => taskQueueOfWorker ?? assert.fail('the worker did not start');
 
 before(async () => {
   env = await devServerEnv();
@@ -72,10 +79,11 @@ describe('worker logs (src/worker.ts as a process, real dev server, real activit
         RAGEN_LOG_LEVEL: 'INFO',
       },
     });
+    taskQueueOfWorker = taskQueue;
     worker.stdout?.on('data', (d: Buffer) => (output += d.toString()));
     worker.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-    const started = await waitForLine('the start', (l) => l.msg === 'worker: polling task queue');
-    assert.equal(started['taskQueue'], taskQueue);
+    const startLine = await waitForLine('the start', (l) => l.msg === 'worker: polling task queue');
+    assert.equal(startLine['taskQueue'], taskQueue);
 
     // Storage below a regular file: preflight fails permanently, before any cluster exists.
     const notADir = join(dir, 'file');
@@ -106,5 +114,43 @@ describe('worker logs (src/worker.ts as a process, real dev server, real activit
     for (const l of lines()) {
       assert.ok(l.level && l.msg && !Number.isNaN(Date.parse(l.time)), JSON.stringify(l));
     }
+  });
+
+  it('`status` answers for an experiment and a campaign, and names an unknown id in one line', async () => {
+    const cli = (args: string[]) =>
+      run(process.execPath, ['bin/ragen-orchestrator.js', ...args], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, TEMPORAL_ADDRESS: env.address, RAGEN_DEBUG: '' },
+      });
+    const taskQueue = started();
+    // A Ray version the venv does not have: verify fails, the campaign ends at once (fatal).
+    const spec = testSpec({ rayVersion: '2.9.3' }, dir);
+    const campaignId = uniqueId('status-campaign');
+    const handle = await env.client.workflow.start<typeof campaign>('campaign', {
+      taskQueue,
+      workflowId: campaignId,
+      args: [
+        {
+          ...testInput(spec),
+          budgets: {
+            maxAttempts: 1,
+            maxAttemptsWithoutNewCheckpoint: 1,
+            historyEventsBeforeContinueAsNew: 2000,
+          },
+        },
+      ],
+    });
+    await assert.rejects(handle.result(), WorkflowFailedError);
+    const campaignStatus = await cli(['status', campaignId]);
+    assert.match(campaignStatus.stdout, new RegExp(`^${campaignId}: campaign FAILED`));
+    assert.match(campaignStatus.stdout, /phase=done attempt=1 step=0\/20/);
+    const experimentStatus = await cli(['status', `${campaignId}-a1`]);
+    assert.match(experimentStatus.stdout, /experiment FAILED .*\n.*stage=done attempt=0/);
+    const unknown = await cli(['status', 'no-such-workflow']).then(
+      () => assert.fail('an unknown id was accepted'),
+      (err: { code: number; stderr: string }) => err,
+    );
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr.trim(), /^no workflow 'no-such-workflow' in namespace 'default' at [^\n]*$/);
   });
 });
