@@ -57,8 +57,8 @@ export class JsonSdkLogger implements Logger {
  * through the Runtime's logger.
  */
 export const activityContextLogger: BackendLogger = {
-  info: (message, fields) => contextLogger().info(message, { sdkComponent: 'backend', ...fields }),
-  warn: (message, fields) => contextLogger().warn(message, { sdkComponent: 'backend', ...fields }),
+  info: (message, fields) => contextLogger().info(message, { component: 'backend', ...fields }),
+  warn: (message, fields) => contextLogger().warn(message, { component: 'backend', ...fields }),
 };
 
 function contextLogger(): Logger {
