@@ -9,6 +9,11 @@ COPY scripts ./scripts
 RUN PYTHON=python3 RAGEN_SETUP_TEST_TOOLS=0 bash scripts/setup.sh
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json
+# tsc into dist/, then the workflow code bundled once into dist/workflow-bundle.js, which the
+# worker loads at start instead of bundling (see bench/worker-start.ts).
+RUN npm run build
+# Connection settings as the `temporal` CLI reads them: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+# TEMPORAL_API_KEY, TEMPORAL_TLS*, or a profile file (TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE).
 ENV TEMPORAL_ADDRESS=temporal:7233
+# JSON log lines on stdout (pino): level, time, msg, and workflowId/stage/attempt where known.
 CMD ["node", "dist/worker.js"]

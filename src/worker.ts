@@ -1,21 +1,29 @@
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { type ActivityDeps, createActivities } from './activities/index.js';
+import type { BackendLogger } from './backends/logger.js';
 import { RayDashboardClient } from './backends/ray/dashboard-client.js';
 import { createBackends } from './backends/registry.js';
 import { type OrchestratorConfig, loadConfig } from './config.js';
-import { RegistryClient } from './registry/client.js';
+import { JsonSdkLogger, activityContextLogger, jsonLogger } from './logging.js';
 import { signalProgress } from './progress-reporter.js';
+import { RegistryClient } from './registry/client.js';
+import { temporalConnectionSettings } from './temporal-connection.js';
+import { workflowSource } from './workflow-code.js';
+import { describeUserError } from './cli/user-errors.js';
 import { describeWorkflowStatus } from './workflow-status.js';
 
-/** Path of the workflow bundle's entry, next to this file (.ts under tsx, .js once built). */
-export const workflowsPath = fileURLToPath(new URL(`./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
+export { workflowsPath } from './workflow-code.js';
 
 /** The real dependencies of the activities: backends from the config, Temporal through the client. */
-export function activityDeps(config: OrchestratorConfig, client: Client): ActivityDeps {
+export function activityDeps(
+  config: OrchestratorConfig,
+  client: Client,
+  logger: BackendLogger = activityContextLogger,
+): ActivityDeps {
   return {
-    backends: createBackends(config),
+    backends: createBackends(config, logger),
     rayHead: (url) => new RayDashboardClient(url),
     reportProgress: signalProgress(client),
     workflowStatus: describeWorkflowStatus(client),
@@ -24,17 +32,24 @@ export function activityDeps(config: OrchestratorConfig, client: Client): Activi
   };
 }
 
-/** Composition root: real backends, a client for progress signals, the worker. */
-export async function createWorker(config: OrchestratorConfig): Promise<{ worker: Worker; client: Client; close: () => Promise<void> }> {
-  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+/**
+ * Composition root: real backends, a client for progress signals, the worker. Connection settings
+ * are the `temporal` CLI's (profile file and TEMPORAL_* variables: address, namespace, TLS, API key).
+ */
+export async function createWorker(
+  config: OrchestratorConfig,
+): Promise<{ worker: Worker; client: Client; close: () => Promise<void> }> {
+  const { connectionOptions, namespace } = config.temporal;
+  const connection = await NativeConnection.connect(connectionOptions);
+  const clientConnection = await Connection.connect(connectionOptions);
+  const client = new Client({ connection: clientConnection, namespace });
   const deps = activityDeps(config, client);
   const worker = await Worker.create({
     connection,
-    namespace: config.TEMPORAL_NAMESPACE,
+    namespace,
     taskQueue: config.RAGEN_TASK_QUEUE,
-    workflowsPath,
+    // The prebuilt bundle (npm run build) when present; the sources, bundled now, otherwise.
+    ...workflowSource(config.RAGEN_WORKFLOW_BUNDLE),
     activities: createActivities(deps),
     // Cancellation reaches an activity in a heartbeat reply; the default throttle (0.8 x the 60 s
     // heartbeat timeout) would let a cancelled or paused training job run on for up to 48 s.
@@ -51,9 +66,51 @@ export async function createWorker(config: OrchestratorConfig): Promise<{ worker
   };
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const { worker, close } = await createWorker(loadConfig());
-  console.log('worker: polling task queue', worker.options.taskQueue);
+/** `node dist/worker.js` (or tsx src/worker.ts): JSON log lines on stdout, one per event. */
+async function main(): Promise<void> {
+  const startedAt = performance.now();
+  const config = loadConfig();
+  const logger = new JsonSdkLogger(jsonLogger(config.RAGEN_LOG_LEVEL ?? 'INFO'));
+  // The SDK's own lines and the native core's (forwarded at WARN) go through the same JSON logger.
+  Runtime.install({
+    logger,
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+  });
+  const { worker, close } = await createWorker(config);
+  logger.info('worker: polling task queue', {
+    taskQueue: worker.options.taskQueue,
+    namespace: config.temporal.namespace,
+    address: config.temporal.address,
+    workflowCode:
+      'workflowBundle' in workflowSource(config.RAGEN_WORKFLOW_BUNDLE) ? 'prebuilt' : 'bundled on start',
+    startMs: Math.round(performance.now() - startedAt),
+  });
   await worker.run();
   await close();
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  await main().catch((err: unknown) => {
+    // A failure the operator can fix is one JSON line naming it; anything else keeps its stack.
+    const known = describeUserError(err, safeSettings());
+    const fields =
+      known || !(err instanceof Error) ? {} : { err: { message: err.message, stack: err.stack } };
+    console.log(
+      JSON.stringify({
+        level: 'error',
+        time: new Date().toISOString(),
+        ...fields,
+        msg: known?.message ?? String(err),
+      }),
+    );
+    process.exit(known?.exitCode ?? 1);
+  });
+}
+
+function safeSettings() {
+  try {
+    return temporalConnectionSettings();
+  } catch {
+    return undefined;
+  }
 }

@@ -1,12 +1,13 @@
 import type { OrchestratorConfig } from '../config.js';
 import type { ComputeBackend } from './backend.js';
+import type { BackendLogger } from './logger.js';
 import { KubeRayBackend } from './kuberay/kuberay-backend.js';
 import { LocalBackend } from './local/local-backend.js';
 
 /** The backends a worker serves: local always; kuberay when a Kubernetes cluster is configured. */
-export function createBackends(config: OrchestratorConfig): Partial<Record<'local' | 'kuberay', ComputeBackend>> {
+export function createBackends(config: OrchestratorConfig, logger?: BackendLogger): Partial<Record<'local' | 'kuberay', ComputeBackend>> {
   return {
-    local: new LocalBackend({ runRoot: config.RAGEN_RUN_ROOT, rayBin: config.rayBin, python: config.python, nodeIp: config.RAGEN_NODE_IP }),
+    local: new LocalBackend({ runRoot: config.RAGEN_RUN_ROOT, rayBin: config.rayBin, python: config.python, nodeIp: config.RAGEN_NODE_IP, logger }),
     ...(config.kuberayEnabled
       ? {
           kuberay: new KubeRayBackend({
@@ -14,6 +15,7 @@ export function createBackends(config: OrchestratorConfig): Partial<Record<'loca
             kubeconfig: config.RAGEN_KUBECONFIG,
             dashboard: config.RAGEN_KUBERAY_DASHBOARD,
             python: config.RAGEN_KUBERAY_PYTHON,
+            logger,
           }),
         }
       : {}),

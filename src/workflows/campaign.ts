@@ -36,6 +36,7 @@ import { progressSignal, stopAtNextCheckpointSignal } from './definitions.js';
 import type { experiment } from './experiment.js';
 import { unwrapFailure } from './failure-info.js';
 import { archiveCampaign, latestCompleteCheckpoint } from './policies.js';
+import { logStage } from './stage-log.js';
 import { statusQuery } from './status-query.js';
 
 type Child = ChildWorkflowHandle<typeof experiment>;
@@ -163,6 +164,7 @@ function failIfNoAttemptLeft(run: CampaignRun): void {
 
 async function waitWhilePaused(run: CampaignRun): Promise<void> {
   run.live.phase = 'paused';
+  logStage('paused', run.state.attempts.length);
   await condition(() => !run.state.paused);
 }
 
@@ -189,6 +191,7 @@ async function runAttempt(
   const startedFromStep = latest?.step ?? 0;
   const totalTrainingSteps = run.state.totalTrainingSteps;
   Object.assign(run.live, { phase: 'running', attemptStartedAt: startedAt, step: startedFromStep });
+  logStage('running', run.state.attempts.length + 1, { child: workflowId, fromStep: startedFromStep });
   child.current = await startChild<typeof experiment>('experiment', {
     workflowId,
     args: [
@@ -259,6 +262,7 @@ function settleFailure(run: CampaignRun, err: unknown): void {
 /** Written once, never cancelled: the checkpoints as they are now, every attempt's lineage. */
 async function writeCampaignManifest(run: CampaignRun): Promise<void> {
   run.live.phase = 'done';
+  logStage('done', run.state.attempts.length, { outcome: run.outcome });
   run.state.historyEventsPerRun.push(workflowInfo().historyLength);
   await CancellationScope.nonCancellable(async () => {
     await refreshCheckpoints(run).catch(() => undefined);

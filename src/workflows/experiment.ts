@@ -30,6 +30,7 @@ import {
   newExperimentRun,
 } from './experiment-run.js';
 import { outcomeOf, unwrapFailure } from './failure-info.js';
+import { logStage } from './stage-log.js';
 import {
   allReduceCheck,
   archive,
@@ -107,6 +108,7 @@ function answerQueriesAndSignals(run: ExperimentRun): void {
 /** Run `fn` under one stage record (start, end, outcome, error); the status query shows the stage. */
 async function stage<T>(run: ExperimentRun, name: StageName, fn: () => Promise<T>): Promise<T> {
   run.status.stage = name;
+  logStage(name, run.status.attempt);
   const record: StageRecord = { stage: name, attempt: run.status.attempt, startedAt: workflowNowIso() };
   run.stages.push(record);
   try {
@@ -139,6 +141,7 @@ async function withinRunDeadline(run: ExperimentRun, pipeline: () => Promise<voi
   }
   run.outcome =
     run.failure !== undefined ? outcomeOf(run.failure) : run.pausedAtCheckpoint ? 'paused' : 'succeeded';
+  logStage('done', run.status.attempt, { outcome: run.outcome });
 }
 
 async function preflightStage(run: ExperimentRun): Promise<void> {

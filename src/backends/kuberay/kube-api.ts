@@ -3,6 +3,7 @@ import { transient } from '../../errors/domain-error.js';
 import { TransientErrorTypes } from '../../spec/error-types.js';
 import { type KubeAction, KubeStatusError, kubeFailure, statusOf } from './kube-errors.js';
 import { RAYCLUSTER, type RayClusterObject } from './raycluster.js';
+import { type BackendLogger, quietLogger } from '../logger.js';
 
 /**
  * The one module that owns @kubernetes/client-node. Every request goes through `call`, which counts
@@ -34,6 +35,7 @@ export class KubeApi {
   constructor(
     readonly kc: KubeConfig,
     readonly namespace: string,
+    private readonly logger: BackendLogger = quietLogger,
   ) {
     this.custom = kc.makeApiClient(CustomObjectsApi);
     this.core = kc.makeApiClient(CoreV1Api);
@@ -74,6 +76,7 @@ export class KubeApi {
       return { created: true, object };
     } catch (err) {
       if (!(err instanceof KubeStatusError) || err.status !== 409) throw err;
+      this.logger.info('RayCluster create answered 409 AlreadyExists; reading it back', { cluster: body.metadata.name });
       const existing = await this.getRayCluster(body.metadata.name);
       if (!existing) throw transient(TransientErrorTypes.ClusterStartFailed, `RayCluster ${body.metadata.name} answered 409 AlreadyExists but is gone on read-back (being deleted?); retrying`);
       return { created: false, object: existing };

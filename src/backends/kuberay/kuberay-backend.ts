@@ -10,6 +10,7 @@ import { MANAGED_SELECTOR, isOwnedBy, readOwner } from './labels.js';
 import { kuberayPreflight } from './preflight.js';
 import { type RayClusterObject, buildRayCluster } from './raycluster.js';
 import { RayClusterCache } from './raycluster-cache.js';
+import type { BackendLogger } from '../logger.js';
 
 /**
  * How the worker reaches a head's dashboard. `service`: the head Service's cluster DNS
@@ -31,6 +32,8 @@ export interface KubeRayBackendConfig {
   /** How long deleteCluster waits for the object and its pods to disappear. */
   deleteTimeoutMs?: number;
   pollMs?: number;
+  /** Escalations (a 409 read back, a delete still waiting) are logged here. */
+  logger?: BackendLogger;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -54,7 +57,7 @@ export class KubeRayBackend implements ComputeBackend {
 
   /** The client, made on first use so a worker without a kubeconfig still serves the local backend. */
   get api(): KubeApi {
-    this.apiInstance ??= new KubeApi(loadKubeConfig(this.config.kubeconfig), this.config.namespace);
+    this.apiInstance ??= new KubeApi(loadKubeConfig(this.config.kubeconfig), this.config.namespace, this.config.logger);
     return this.apiInstance;
   }
 
@@ -123,7 +126,10 @@ export class KubeRayBackend implements ComputeBackend {
       const object = await this.api.getRayCluster(handle.name);
       const pods = object ? -1 : await this.rayPodsLeft(handle.name);
       if (!object && pods <= 0) break;
-      if (Date.now() > deadline) throw transient(TransientErrorTypes.TeardownIncomplete, `RayCluster ${this.ref(handle.name)} still ${object ? 'exists' : `has ${pods} pods`} after delete; retrying`);
+      if (Date.now() > deadline) {
+        this.config.logger?.warn('RayCluster delete not finished in time; the activity retries', { cluster: handle.name, pods });
+        throw transient(TransientErrorTypes.TeardownIncomplete, `RayCluster ${this.ref(handle.name)} still ${object ? 'exists' : `has ${pods} pods`} after delete; retrying`);
+      }
       await sleep(this.config.pollMs ?? 1000);
     }
     this.cacheInstance?.forget(handle.name);

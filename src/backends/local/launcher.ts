@@ -7,6 +7,7 @@ import { RayDashboardClient } from '../ray/dashboard-client.js';
 import { freePorts } from './ports.js';
 import { CLUSTER_ENV_MARKER, clusterProcesses, pidAlive, signalPids, signalProcessGroup } from './processes.js';
 import type { LocalClusterState, LocalNode } from './state.js';
+import { type BackendLogger, quietLogger } from '../logger.js';
 
 export interface LauncherConfig {
   /** The venv's `ray` executable. */
@@ -110,7 +111,7 @@ export async function waitForAliveNodes(dashboardUrl: string, count: number, tim
  * Stop every process of the cluster: SIGTERM the node process groups, then anything left that
  * carries the cluster's marker, then SIGKILL. Returns the pids still alive at the end (should be none).
  */
-export async function stopCluster(state: Pick<LocalClusterState, 'name' | 'nodes'>, graceMs = 5_000): Promise<number[]> {
+export async function stopCluster(state: Pick<LocalClusterState, 'name' | 'nodes'>, graceMs = 5_000, logger: BackendLogger = quietLogger): Promise<number[]> {
   const workersFirst = [...state.nodes].sort((a, b) => (a.role === b.role ? 0 : a.role === 'worker' ? -1 : 1));
   for (const node of workersFirst) signalProcessGroup(node.pid, 'SIGTERM');
   signalPids(await clusterProcesses(state.name), 'SIGTERM');
@@ -121,6 +122,7 @@ export async function stopCluster(state: Pick<LocalClusterState, 'name' | 'nodes
     left = await clusterProcesses(state.name);
   }
   if (left.length > 0) {
+    logger.warn('teardown: processes outlived SIGTERM; sending SIGKILL', { cluster: state.name, pids: left, graceMs });
     for (const node of state.nodes) signalProcessGroup(node.pid, 'SIGKILL');
     signalPids(left, 'SIGKILL');
     await sleep(500);

@@ -7,6 +7,7 @@ import type { ClusterHandle, ClusterStatus } from '../../spec/cluster.js';
 import { TransientErrorTypes } from '../../spec/error-types.js';
 import { shortHash } from '../../spec/naming.js';
 import type { ExperimentSpec } from '../../spec/experiment.js';
+import type { BackendLogger } from '../logger.js';
 import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
 import { statusFromHead } from '../ray/head-status.js';
 import { type LauncherConfig, ensureDir, startHead, startWorker, stopCluster, waitForAliveNodes } from './launcher.js';
@@ -21,6 +22,8 @@ export interface LocalBackendConfig extends LauncherConfig {
   runRoot: string;
   /** The interpreter every node runs (the venv's python, which has the payload installed). */
   python: string;
+  /** Escalations (SIGKILL in teardown) are logged here. */
+  logger?: BackendLogger;
 }
 
 /**
@@ -113,7 +116,7 @@ export class LocalBackend implements ComputeBackend {
     const state = await readState(dir);
     const stray = state ? [] : await clusterProcesses(handle.name);
     if (!state && stray.length === 0) return { alreadyGone: true };
-    const left = await stopCluster(state ?? { name: handle.name, nodes: [] });
+    const left = await stopCluster(state ?? { name: handle.name, nodes: [] }, undefined, this.config.logger);
     if (left.length > 0) throw transient(TransientErrorTypes.TeardownIncomplete, `teardown of ${handle.name}: processes still alive after SIGKILL: ${left.join(', ')}`);
     // Logs stay for the user; the state file goes, which is what "the cluster exists" means here.
     await rm(join(dir, 'cluster.json'), { force: true });

@@ -1,0 +1,88 @@
+import { statSync } from 'node:fs';
+import { z } from 'zod';
+import { fieldPath } from '../spec/spec-error.js';
+import { UsageError } from './user-errors.js';
+
+/** A spec file that exists: a missing one is one line naming the path and the fix. */
+const SpecFile = z.string().superRefine((path, ctx) => {
+  let file = false;
+  try {
+    file = statSync(path).isFile();
+  } catch {
+    // does not exist or cannot be read: reported below
+  }
+  if (!file) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `no spec file at '${path}': give the path of a YAML spec (e.g. examples/sokoban-local.yaml)`,
+    });
+  }
+});
+
+/** A number of seconds given as a flag's value; `what` says which numbers are allowed. */
+function seconds(what: string, ok: (n: number) => boolean) {
+  return z
+    .string()
+    .superRefine((v, ctx) => {
+      const n = Number(v);
+      if (v.trim() === '' || !Number.isFinite(n) || !ok(n)) {
+        ctx.addIssue({ code: 'custom', message: `expected ${what}, got '${v}'` });
+      }
+    })
+    .transform(Number);
+}
+
+const WorkflowId = z.string().min(1, 'give the workflow id (printed when it started)');
+
+/** One zod schema per command: what commander hands over is checked here before anything runs. */
+export const CommandSchemas = {
+  run: z.strictObject({ spec: SpecFile, embedded: z.boolean().default(false) }),
+  sweep: z.strictObject({ spec: SpecFile, embedded: z.boolean().default(false) }),
+  campaign: z.strictObject({ spec: SpecFile, embedded: z.boolean().default(false) }),
+  workflow: z.strictObject({ workflowId: WorkflowId }),
+  campaignExtend: z.strictObject({
+    workflowId: WorkflowId,
+    steps: z
+      .string()
+      .regex(
+        /^[1-9]\d*$/,
+        'give the number of extra steps as a positive integer, e.g. campaign extend <id> 100',
+      )
+      .transform(Number),
+  }),
+  reaperInstall: z.strictObject({
+    every: seconds('a number of seconds > 0', (n) => n > 0),
+    grace: seconds('a number of seconds >= 0', (n) => n >= 0),
+  }),
+  scheduleCreate: z.strictObject({
+    scheduleId: z.string(),
+    spec: SpecFile,
+    cron: z.string().optional(),
+    every: z.string().optional(),
+    overlap: z.string().optional(),
+    catchup: z.string().optional(),
+    pauseOnFailure: z.boolean(),
+  }),
+  scheduleId: z.strictObject({ scheduleId: z.string().min(1, 'give the schedule id (see schedule list)') }),
+  scheduleNote: z.strictObject({ scheduleId: z.string().min(1), note: z.string().optional() }),
+  none: z.strictObject({}),
+} as const;
+
+/** How a field is spelt on the command line, for messages: `every` → `--every`. */
+function flagName(field: string, positional: ReadonlySet<string>): string {
+  if (positional.has(field))
+    return `<${field === 'spec' ? 'spec.yaml' : field.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)}>`;
+  return `--${field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
+const POSITIONAL = new Set(['spec', 'workflowId', 'scheduleId', 'steps']);
+
+/** Parse one command's input; bad input is a UsageError (exit 2) naming the flag and the fix. */
+export function parseCommand<S extends z.ZodType>(command: string, schema: S, raw: unknown): z.output<S> {
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map(
+    (i) => `${command}: ${flagName(fieldPath(i.path), POSITIONAL)}: ${i.message}`,
+  );
+  throw new UsageError(lines.join('\n'));
+}
