@@ -23,8 +23,6 @@ const ConfigSchema = z.object({
   RAGEN_KUBERAY_NAMESPACE: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'RAGEN_KUBERAY_NAMESPACE must be a Kubernetes namespace name').default('default'),
   /** service: head Service DNS (worker in the cluster); head-status: status.head.podIP + endpoints.dashboard. */
   RAGEN_KUBERAY_DASHBOARD: z.enum(['service', 'head-status']).default('service'),
-  /** The interpreter on the image's PATH that runs the payload. */
-  RAGEN_KUBERAY_PYTHON: z.string().default('python'),
   KUBECONFIG: z.string().optional(),
   KUBERNETES_SERVICE_HOST: z.string().optional(),
 });

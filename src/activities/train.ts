@@ -1,8 +1,11 @@
 import { Context } from '@temporalio/activity';
+import { mkdir, statfs } from 'node:fs/promises';
+import { stepOfCheckpointPath } from '../spec/campaign.js';
 import type { ClusterHandle } from '../spec/cluster.js';
-import { type ResumeFrom, shellQuote, trainArgv } from '../spec/entrypoint.js';
+import { type ResumeFrom, fileLoggerPath, shellQuote, trainArgv } from '../spec/entrypoint.js';
 import { ErrorTypes } from '../spec/error-types.js';
 import { type ExperimentSpec, workerNodes } from '../spec/experiment.js';
+import { classifyJobFailure } from '../spec/job-exit.js';
 import { submissionId } from '../spec/naming.js';
 import type { TrainHeartbeat } from '../spec/progress.js';
 import { backendOf } from './backend-of.js';
@@ -27,14 +30,32 @@ export interface TrainResult {
   lastCheckpointStep: number;
   lastMetrics: Record<string, number>;
   entrypoint: string[];
+  /** RAGEN stopped on its own (exit 0, `early_stopped/*` metrics): the reasons, e.g. `low_validation_success`. */
+  earlyStopped?: { step: number; reasons: string[] };
 }
 
+/** Free bytes on the volume holding `dir` (for the disk-full message); undefined when unknown. */
+export async function freeBytes(dir: string): Promise<number | undefined> {
+  try {
+    const s = await statfs(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
+export const formatGb = (bytes: number | undefined) => (bytes === undefined ? 'unknown' : `${(bytes / 1e9).toFixed(2)} GB`);
+
 /**
- * Stage 5. Run the trainer as a Ray job and poll it: progress from its console lines, checkpoint
- * existence from the tracker file, workers from the dashboard. Heartbeat: {step,
- * lastCheckpointStep, submissionId, lastProgressAt}; a retry (new worker) finds the same job by its
- * submission id and keeps the watchdog's clock. Fails permanently on a failed job, an early stop, a
- * lost worker node (ClusterLost) or no new step/checkpoint within deadlines.noProgressSeconds.
+ * Stage 5. Run the trainer as a Ray job and poll it: progress from its console lines (verl's
+ * `console` logger, always on), checkpoint existence from the tracker file, workers from the
+ * dashboard. Heartbeat: {step, lastCheckpointStep, submissionId, lastProgressAt, submittedAt}; a
+ * retry (new worker) finds the same job by its submission id and keeps the watchdog's clocks.
+ * Watchdog: deadlines.firstStepSeconds until the first training step (model download, worker
+ * setup, initial validation), then deadlines.noProgressSeconds between steps. Returns on all steps
+ * done, or on RAGEN's early stop (`earlyStopped`, with the reasons). Fails permanently on a failed
+ * job, typed by its exit code and log (src/spec/job-exit.ts), a lost worker node (ClusterLost) or
+ * the watchdog (NoProgress).
  */
 export function createTrain(deps: ActivityDeps) {
   return async function train(input: TrainInput): Promise<TrainResult> {
@@ -44,7 +65,10 @@ export function createTrain(deps: ActivityDeps) {
     const argv = backend.resolveArgv(trainArgv(spec, checkpointDir, input.resume));
     const id = submissionId(handle.name, 'train');
     const before = previousDetails<TrainHeartbeat>();
-    const beat: TrainHeartbeat = before ?? { step: 0, lastCheckpointStep: 0, submissionId: id, lastProgressAt: Date.now() };
+    const now = Date.now();
+    const beat: TrainHeartbeat = before ?? { step: 0, lastCheckpointStep: 0, submissionId: id, lastProgressAt: now, submittedAt: now };
+    /** Step of the checkpoint resumed from: its validation line (step:N) is not a training step. */
+    const startStep = input.resume.mode === 'resume_path' ? stepOfCheckpointPath(input.resume.path) : 0;
     const workflowId = workflowIdOfActivity();
     const total = spec.trainer.totalTrainingSteps;
     let lastReportAt = 0;
@@ -53,7 +77,13 @@ export function createTrain(deps: ActivityDeps) {
       const job = await dashboard.job(submission);
       return { job, logs: job ? await dashboard.jobLogs(submission) : '' };
     };
-    await dashboard.submitJob(id, shellQuote(argv), { VERL_FILE_LOGGER_PATH: `${checkpointDir}/metrics.jsonl` });
+    const env: Record<string, string> = {};
+    if (spec.trainer.loggers.includes('file')) {
+      // verl 0.6 opens the file logger's path without creating its directory.
+      await mkdir(checkpointDir, { recursive: true });
+      env['VERL_FILE_LOGGER_PATH'] = fileLoggerPath(checkpointDir);
+    }
+    await dashboard.submitJob(id, shellQuote(argv), env);
     return stoppingJobOnCancel(dashboard, id, async () => {
       for (;;) {
         const { job, logs } = await readJob(id).catch(async (err: unknown) => {
@@ -81,14 +111,23 @@ export function createTrain(deps: ActivityDeps) {
           }
         }
         if (job.status === 'SUCCEEDED') {
-          if (summary.earlyStopped.length > 0 || summary.lastStep < total || checkpoint < total) {
-            throw permanent(ErrorTypes.TrainingIncomplete, `trainer exited 0 at step ${summary.lastStep}/${total} (last checkpoint ${checkpoint}${summary.earlyStopped.length ? `, early stop: ${summary.earlyStopped.join(', ')}` : ''})`);
-          }
           Context.current().heartbeat(beat);
-          return { finalStep: summary.lastStep, lastCheckpointStep: checkpoint, lastMetrics: summary.lastMetrics, entrypoint: argv };
+          const result = { finalStep: summary.lastStep, lastCheckpointStep: checkpoint, lastMetrics: summary.lastMetrics, entrypoint: argv };
+          if (summary.earlyStopped.length > 0) {
+            return { ...result, earlyStopped: { step: summary.lastStep, reasons: summary.earlyStopped.map((k) => k.slice('early_stopped/'.length)) } };
+          }
+          if (summary.lastStep < total || checkpoint < total) {
+            throw permanent(ErrorTypes.TrainingIncomplete, `trainer exited 0 at step ${summary.lastStep}/${total} (last checkpoint ${checkpoint}) without an early_stopped/* metric`);
+          }
+          return result;
         }
-        if (job.status === 'FAILED' || job.status === 'STOPPED') {
-          throw permanent(ErrorTypes.TrainingFailed, `training job ${id} ${job.status} at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${job.message}\n${logTail(logs)}`, beat);
+        if (job.status === 'FAILED') {
+          const failure = classifyJobFailure(job.driverExitCode, logs);
+          const disk = failure.type === ErrorTypes.CheckpointDiskFull ? `; ${formatGb(await freeBytes(checkpointDir))} free on ${checkpointDir} now` : '';
+          throw permanent(failure.type, `training job ${id} failed at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${failure.reason}${disk}. ${job.message}\n${logTail(logs)}`, beat);
+        }
+        if (job.status === 'STOPPED') {
+          throw permanent(ErrorTypes.TrainingFailed, `training job ${id} was STOPPED at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${job.message}\n${logTail(logs)}`, beat);
         }
         const status = await backend.describeCluster(handle);
         if (status.phase === 'ready' && status.workersAlive < wantWorkers) {
@@ -98,9 +137,14 @@ export function createTrain(deps: ActivityDeps) {
         if (status.phase === 'gone' || status.phase === 'failed') {
           throw permanent(ErrorTypes.ClusterLost, `cluster ${handle.name} is ${status.phase} during training: ${status.message ?? ''}`, beat);
         }
-        if (Date.now() - beat.lastProgressAt > spec.deadlines.noProgressSeconds * 1000) {
+        const trained = beat.step > startStep;
+        if (!trained && Date.now() - (beat.submittedAt ?? beat.lastProgressAt) > spec.deadlines.firstStepSeconds * 1000) {
           await dashboard.stopJob(id);
-          throw permanent(ErrorTypes.NoProgress, `no new step or checkpoint for ${spec.deadlines.noProgressSeconds} s (stuck at step ${beat.step}); the job was stopped`, beat);
+          throw permanent(ErrorTypes.NoProgress, `no training step within deadlines.firstStepSeconds=${spec.deadlines.firstStepSeconds} s of the submission (model download, worker setup, initial validation); the job was stopped`, beat);
+        }
+        if (trained && Date.now() - beat.lastProgressAt > spec.deadlines.noProgressSeconds * 1000) {
+          await dashboard.stopJob(id);
+          throw permanent(ErrorTypes.NoProgress, `no new step or checkpoint for deadlines.noProgressSeconds=${spec.deadlines.noProgressSeconds} s (stuck at step ${beat.step}); the job was stopped`, beat);
         }
         await heartbeatAndWait(beat, deps.pollIntervalMs);
       }

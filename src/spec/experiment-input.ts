@@ -14,12 +14,18 @@ export const ExperimentInputSchema = z.strictObject({
 });
 export type ExperimentInput = z.infer<typeof ExperimentInputSchema>;
 
-/** `paused`: a campaign's pause stopped training after a checkpoint; the cluster was torn down. */
-export const ExperimentOutcomeSchema = z.enum(['succeeded', 'failed', 'cancelled', 'paused']);
+/**
+ * `paused`: a campaign's pause stopped training after a checkpoint; the cluster was torn down.
+ * `earlyStopped`: RAGEN ended training on its own (`early_stopped/*`, exit 0); no validation ran.
+ */
+export const ExperimentOutcomeSchema = z.enum(['succeeded', 'failed', 'cancelled', 'paused', 'earlyStopped']);
+
+/** RAGEN's early stop: the step it stopped at and the `early_stopped/<reason>` metrics it logged. */
+export const EarlyStopSchema = z.strictObject({ step: z.number(), reasons: z.array(z.string()) });
 
 export const ExperimentResultSchema = z.strictObject({
   outcome: ExperimentOutcomeSchema,
-  training: OutcomeSchema.extend({ finalStep: z.number().optional() }),
+  training: OutcomeSchema.extend({ finalStep: z.number().optional(), earlyStopped: EarlyStopSchema.optional() }),
   validation: OutcomeSchema.extend({ successRate: z.number().optional() }),
   archive: OutcomeSchema.extend({ manifestPath: z.string().optional() }),
   teardown: OutcomeSchema,

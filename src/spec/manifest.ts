@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ClusterHandleSchema, RayNodeSchema } from './cluster.js';
 import { ExperimentSpecSchema } from './experiment.js';
+import { EarlyStopSchema, ExperimentOutcomeSchema } from './experiment-input.js';
 import { ImageVerificationSchema } from './image.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
 import { AllReduceResultSchema, CheckpointRecordSchema, PreflightCheckSchema, OutcomeSchema, StageRecordSchema, ValidationResultSchema } from './results.js';
@@ -28,10 +29,10 @@ export const ManifestSchema = z.strictObject({
   resumedFrom: z.string().optional(),
   checkpointDir: z.string(),
   checkpoints: z.array(CheckpointRecordSchema),
-  training: OutcomeSchema.extend({ finalStep: z.number().optional(), totalTrainingSteps: z.number() }),
+  training: OutcomeSchema.extend({ finalStep: z.number().optional(), totalTrainingSteps: z.number(), earlyStopped: EarlyStopSchema.optional() }),
   validation: OutcomeSchema.extend({ result: ValidationResultSchema.omit({ records: true }).passthrough().optional(), resultsPath: z.string().optional() }),
   stages: z.array(StageRecordSchema),
-  outcome: z.enum(['succeeded', 'failed', 'cancelled', 'paused']),
+  outcome: ExperimentOutcomeSchema,
   writtenAt: z.string(),
 });
 export type Manifest = z.infer<typeof ManifestSchema>;

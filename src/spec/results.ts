@@ -33,7 +33,7 @@ export const CheckpointRecordSchema = z.strictObject({
 });
 export type CheckpointRecord = z.infer<typeof CheckpointRecordSchema>;
 
-export const StageOutcomeSchema = z.enum(['succeeded', 'failed', 'cancelled', 'skipped']);
+export const StageOutcomeSchema = z.enum(['succeeded', 'failed', 'cancelled', 'skipped', 'earlyStopped']);
 export type StageOutcome = z.infer<typeof StageOutcomeSchema>;
 
 export const StageRecordSchema = z.strictObject({

@@ -37,6 +37,9 @@ const FATAL: ReadonlySet<string> = new Set([
   ErrorTypes.RayVersionMismatch,
   ErrorTypes.ImageNotVerified,
   ErrorTypes.ManifestExists,
+  ErrorTypes.TrainingConfigInvalid,
+  ErrorTypes.CheckpointUnusable,
+  ErrorTypes.CheckpointDiskFull,
 ]);
 
 /**
@@ -122,6 +125,12 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
       const last = state.attempts.at(-1);
       if (last?.outcome === 'succeeded' && (last.finalStep ?? 0) >= state.totalTrainingSteps) {
         outcome = 'succeeded';
+        break;
+      }
+      if (last?.outcome === 'earlyStopped') {
+        // RAGEN's stop rules would fire again on a resume: the campaign ends with the attempt's outcome.
+        outcome = 'earlyStopped';
+        reason = `attempt ${last.attempt} stopped early: ${last.ended.message}`;
         break;
       }
       // A pause ends an attempt on purpose: it does not use up the budget.
@@ -252,8 +261,8 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
       ended = {
         type: result.outcome,
         message:
-          result.outcome === 'paused'
-            ? (result.training.error ?? 'paused')
+          result.outcome === 'paused' || result.outcome === 'earlyStopped'
+            ? (result.training.error ?? result.outcome)
             : `step ${result.training.finalStep}`,
       };
     } catch (err) {

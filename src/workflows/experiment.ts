@@ -94,6 +94,7 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
   let allReduce: AllReduceResult | undefined;
   let validationResult: ValidationResult | undefined;
   let finalStep: number | undefined;
+  let earlyStopped: ExperimentResult['training']['earlyStopped'];
   let submits = 0;
   const training: Outcome = { outcome: 'skipped' };
   const validation: Outcome = { outcome: 'skipped' };
@@ -157,9 +158,21 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
       })
       .catch(() => undefined);
     try {
-      const result = await trainScope.run(() => stage('train', () => longRunning.train({ spec, handle: cluster, checkpointDir, resume })));
-      finalStep = result.finalStep;
-      training.outcome = 'succeeded';
+      if (resumedStep >= spec.trainer.totalTrainingSteps) {
+        // The checkpoint already holds every step (a finished run resumed): train nothing more.
+        finalStep = resumedStep;
+        training.error = `resumed from step ${resumedStep}, at or past trainer.totalTrainingSteps=${spec.trainer.totalTrainingSteps}: no training job`;
+      } else {
+        const result = await trainScope.run(() => stage('train', () => longRunning.train({ spec, handle: cluster, checkpointDir, resume })));
+        finalStep = result.finalStep;
+        earlyStopped = result.earlyStopped;
+        training.outcome = earlyStopped ? 'earlyStopped' : 'succeeded';
+        if (earlyStopped) {
+          // RAGEN stopped on purpose (no final save): nothing to validate as the run's result.
+          training.error = `early stop at step ${earlyStopped.step}: ${earlyStopped.reasons.join(', ')}`;
+          return;
+        }
+      }
     } catch (err) {
       if (pausedAtCheckpoint && isCancellation(err)) {
         Object.assign(training, { outcome: 'cancelled', error: `paused after checkpoint ${status.lastCheckpointStep}` });
@@ -171,7 +184,7 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
       pauseWatch.cancel();
     }
     try {
-      const checkpointPath = `${checkpointDir}/global_step_${finalStep}`;
+      const checkpointPath = training.outcome === 'skipped' && input.resumeFrom ? input.resumeFrom : `${checkpointDir}/global_step_${finalStep}`;
       validationResult = await stage('validate', () => polling.validate({ spec, handle: cluster, checkpointPath, outPath: `${runDir}/validation.json` }));
       validation.outcome = 'succeeded';
     } catch (err) {
@@ -189,7 +202,7 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
     failure = err;
   }
 
-  const outcome: ExperimentResult['outcome'] = failure !== undefined ? outcomeOf(failure) : pausedAtCheckpoint ? 'paused' : 'succeeded';
+  const outcome: ExperimentResult['outcome'] = failure !== undefined ? outcomeOf(failure) : pausedAtCheckpoint ? 'paused' : earlyStopped ? 'earlyStopped' : 'succeeded';
   // Archive whenever anything ran past preflight; on cancel too ("archive what exists").
   if (verified) {
     const draft = buildDraft();
@@ -212,7 +225,7 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
 
   const result: ExperimentResult = {
     outcome,
-    training: { ...training, finalStep },
+    training: { ...training, finalStep, earlyStopped },
     validation: { ...validation, successRate: validationResult?.success_rate },
     archive: archived,
     teardown: teardownOutcome,
@@ -245,7 +258,7 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
       preflight: { checks: preflightChecks, allReduce },
       resumedFrom: input.resumeFrom,
       checkpointDir,
-      training: { ...training, finalStep, totalTrainingSteps: spec.trainer.totalTrainingSteps },
+      training: { ...training, finalStep, totalTrainingSteps: spec.trainer.totalTrainingSteps, earlyStopped },
       validation: {
         ...validation,
         result: validationResult ? { ...validationResult, records: undefined } : undefined,

@@ -39,6 +39,8 @@ SETTINGS: dict[str, Setting] = {
     "trainer.resume_from_path": Setting(None, "str", nullable=True),
     "trainer.logger": Setting(("console",), "list_of_enum", choices=("console", "file")),
     "trainer.max_actor_ckpt_to_keep": Setting(2, "int", nullable=True, minimum=2, help="null = keep all"),
+    # RAGEN keeps one critic checkpoint by default; the toy has no critic, so the key is only accepted.
+    "trainer.max_critic_ckpt_to_keep": Setting(1, "int", nullable=True, minimum=1, help="accepted for compatibility; no critic here"),
     "trainer.gpu_wait_timeout_s": Setting(60.0, "float", minimum=0),
     "trainer.placement_timeout_s": Setting(60.0, "float", minimum=0),
     "trainer.cpus_per_gpu_slot": Setting(0.25, "float", minimum=0),
