@@ -11,6 +11,8 @@ export const ExperimentInputSchema = z.strictObject({
   resumeFrom: z.string().optional(),
   /** A campaign's shared `trainer.default_local_dir`; absent = `<checkpointDir>/<name>/<workflow id>`. */
   checkpointDir: z.string().optional(),
+  /** A campaign's checkpoint ledger (hashes recorded once); absent = `<run dir>/checkpoints.json`. */
+  ledgerPath: z.string().optional(),
 });
 export type ExperimentInput = z.infer<typeof ExperimentInputSchema>;
 

@@ -23,7 +23,8 @@ export const AllReduceResultSchema = z.object({
 }).passthrough();
 export type AllReduceResult = z.infer<typeof AllReduceResultSchema>;
 
-export const CheckpointFileSchema = z.strictObject({ path: z.string(), bytes: z.number(), sha256: z.string() });
+/** mtimeMs: when the file was hashed; a later stat that finds the same size and mtime reuses the hash. */
+export const CheckpointFileSchema = z.strictObject({ path: z.string(), bytes: z.number(), sha256: z.string(), mtimeMs: z.number().optional() });
 export const CheckpointRecordSchema = z.strictObject({
   step: z.number(),
   path: z.string(),

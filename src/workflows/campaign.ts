@@ -7,6 +7,7 @@ import {
   ContinueAsNew,
   continueAsNew,
   isCancellation,
+  patched,
   setHandler,
   startChild,
   workflowInfo,
@@ -27,7 +28,7 @@ import { secondsBetween, workflowNowIso } from './clock.js';
 import { progressSignal, stopAtNextCheckpointSignal } from './definitions.js';
 import type { experiment } from './experiment.js';
 import { failureMessage, failureType } from './failure-info.js';
-import { quick } from './policies.js';
+import { HASH_CHECKPOINTS_PATCH, hashing, quick } from './policies.js';
 
 /** Failures another attempt cannot fix (bad input, storage, versions): the campaign fails at once. */
 const FATAL: ReadonlySet<string> = new Set([
@@ -109,6 +110,8 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
 
   let checkpoints: LatestCheckpoint = { checkpoints: [], untrusted: [] };
   const findLatest = async () => {
+    // New checkpoints are hashed once into the ledger (heartbeating); finding the latest only reads it.
+    if (patched(HASH_CHECKPOINTS_PATCH)) await hashing.hashCheckpoints({ checkpointDir, ledgerPath, now: workflowNowIso() });
     checkpoints = await quick.latestCompleteCheckpoint({ checkpointDir, ledgerPath, now: workflowNowIso() });
     state.latestCheckpointStep = checkpoints.latest?.step ?? 0;
     live.lastCheckpointStep = Math.max(live.lastCheckpointStep, state.latestCheckpointStep);
@@ -247,6 +250,7 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
           provenance: input.provenance,
           resumeFrom: latest?.path,
           checkpointDir,
+          ledgerPath,
         },
       ],
     });

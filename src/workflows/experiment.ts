@@ -1,4 +1,4 @@
-import { ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, isCancellation, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { JoinResult } from '../activities/join.js';
 import { stepOfCheckpointPath } from '../spec/campaign.js';
 import type { ClusterHandle } from '../spec/cluster.js';
@@ -20,7 +20,7 @@ import {
   stopAtNextCheckpointSignal,
 } from './definitions.js';
 import { failureMessage, failureType, outcomeOf } from './failure-info.js';
-import { cleanup, longRunning, polling, quick } from './policies.js';
+import { HASH_CHECKPOINTS_PATCH, cleanup, hashing, longRunning, polling, quick } from './policies.js';
 
 /** Failures during join that a fresh cluster can fix: the whole cluster is resubmitted. */
 const RESUBMITTABLE: ReadonlySet<string> = new Set([ErrorTypes.JoinDeadlineExceeded, ErrorTypes.AllReduceFailed, ErrorTypes.ClusterLost]);
@@ -207,7 +207,14 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
   if (verified) {
     const draft = buildDraft();
     try {
-      const written = await CancellationScope.nonCancellable(() => stage('archive', () => quick.archive({ draft, archiveDir: spec.storage.archiveDir })));
+      const ledgerPath = input.ledgerPath ?? `${runDir}/checkpoints.json`;
+      const written = await CancellationScope.nonCancellable(() =>
+        stage('archive', async () => {
+          // Hashing is its own long-running activity; the archive reuses the ledger's hashes.
+          const checkpoints = patched(HASH_CHECKPOINTS_PATCH) ? (await hashing.hashCheckpoints({ checkpointDir, ledgerPath, now: workflowNowIso() })).checkpoints : undefined;
+          return quick.archive({ draft, archiveDir: spec.storage.archiveDir, checkpoints });
+        }),
+      );
       Object.assign(archived, { outcome: 'succeeded', manifestPath: written.manifestPath });
     } catch (err) {
       Object.assign(archived, { outcome: 'failed', error: failureMessage(err) });

@@ -20,6 +20,9 @@ export const pollingProfile: ActivityOptions = { startToCloseTimeout: '6 hours',
 /** Training: days long, alive through heartbeats; a retry resumes from heartbeat details. */
 export const longRunningProfile: ActivityOptions = { startToCloseTimeout: '30 days', heartbeatTimeout: '60 seconds', retry: retry(20) };
 
+/** Checkpoint hashing: tens of GB per checkpoint; heartbeats per file, a retry resumes from its details. */
+export const hashingProfile: ActivityOptions = { startToCloseTimeout: '24 hours', heartbeatTimeout: '2 minutes', retry: retry(10) };
+
 /** Teardown: retried until it succeeds (no maximumAttempts = unlimited), never given up on. */
 export const cleanupProfile: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
@@ -30,3 +33,7 @@ export const quick = proxyActivities<Activities>(quickProfile);
 export const polling = proxyActivities<Activities>(pollingProfile);
 export const longRunning = proxyActivities<Activities>(longRunningProfile);
 export const cleanup = proxyActivities<Activities>(cleanupProfile);
+export const hashing = proxyActivities<Activities>(hashingProfile);
+
+/** Workflows started before hashing became its own activity replay without it. */
+export const HASH_CHECKPOINTS_PATCH = 'hash-checkpoints-activity';
