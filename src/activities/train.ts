@@ -78,7 +78,7 @@ export function createTrain(deps: ActivityDeps) {
       return { job, logs: job ? await dashboard.jobLogs(submission) : '' };
     };
     const env: Record<string, string> = {};
-    if (spec.trainer.loggers.includes('file')) {
+    if ((spec.trainer.loggers as string[] | undefined)?.includes('file')) {
       // verl 0.6 opens the file logger's path without creating its directory.
       await mkdir(checkpointDir, { recursive: true });
       env['VERL_FILE_LOGGER_PATH'] = fileLoggerPath(checkpointDir);
@@ -138,9 +138,10 @@ export function createTrain(deps: ActivityDeps) {
           throw permanent(ErrorTypes.ClusterLost, `cluster ${handle.name} is ${status.phase} during training: ${status.message ?? ''}`, beat);
         }
         const trained = beat.step > startStep;
-        if (!trained && Date.now() - (beat.submittedAt ?? beat.lastProgressAt) > spec.deadlines.firstStepSeconds * 1000) {
+        const firstStepSeconds = (spec.deadlines.firstStepSeconds as number | undefined) ?? 3600; // absent in specs recorded before it existed
+        if (!trained && Date.now() - (beat.submittedAt ?? beat.lastProgressAt) > firstStepSeconds * 1000) {
           await dashboard.stopJob(id);
-          throw permanent(ErrorTypes.NoProgress, `no training step within deadlines.firstStepSeconds=${spec.deadlines.firstStepSeconds} s of the submission (model download, worker setup, initial validation); the job was stopped`, beat);
+          throw permanent(ErrorTypes.NoProgress, `no training step within deadlines.firstStepSeconds=${firstStepSeconds} s of the submission (model download, worker setup, initial validation); the job was stopped`, beat);
         }
         if (trained && Date.now() - beat.lastProgressAt > spec.deadlines.noProgressSeconds * 1000) {
           await dashboard.stopJob(id);

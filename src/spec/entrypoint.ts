@@ -30,6 +30,8 @@ export function fileLoggerPath(checkpointDir: string): string {
  */
 export function trainArgv(spec: ExperimentSpec, checkpointDir: string, resume: ResumeFrom): string[] {
   const t = spec.trainer;
+  // A spec recorded before `loggers` existed (a replayed history) has none: console, the default.
+  const loggers: readonly string[] = (t.loggers as typeof t.loggers | undefined) ?? ['console'];
   const argv = [
     ...withInterpreter(spec, t.entrypoint ?? defaultEntrypoint(spec.backend)),
     '--config-name',
@@ -41,14 +43,14 @@ export function trainArgv(spec: ExperimentSpec, checkpointDir: string, resume: R
     `trainer.save_freq=${t.saveFreq}`,
     `trainer.test_freq=${t.testFreq}`,
     `trainer.resume_mode=${resume.mode}`,
-    `trainer.logger=[${t.loggers.map((l) => `'${l}'`).join(',')}]`,
+    `trainer.logger=[${loggers.map((l) => `'${l}'`).join(',')}]`,
     `trainer.experiment_name=${spec.name}`,
     `seed.train=${t.seedTrain}`,
     `seed.val=${spec.validation.seed}`,
     '+ray_kwargs.ray_init.address=auto',
   ];
   // verl's FileLogger reads this in the TaskRunner actor, so it travels in ray.init's runtime_env.
-  if (t.loggers.includes('file')) argv.push(`+ray_kwargs.ray_init.runtime_env.env_vars.VERL_FILE_LOGGER_PATH=${fileLoggerPath(checkpointDir)}`);
+  if (loggers.includes('file')) argv.push(`+ray_kwargs.ray_init.runtime_env.env_vars.VERL_FILE_LOGGER_PATH=${fileLoggerPath(checkpointDir)}`);
   // Keep every checkpoint the run makes (RAGEN keeps 1 actor and 1 critic): nothing a run made is
   // lost, and an older checkpoint keeps its critic/ folder, so it can still be resumed.
   for (const key of ['trainer.max_actor_ckpt_to_keep', 'trainer.max_critic_ckpt_to_keep']) {

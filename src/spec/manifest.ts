@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ClusterHandleSchema, RayNodeSchema } from './cluster.js';
+import { CodeCommitsSchema } from './code-commits.js';
 import { ExperimentSpecSchema } from './experiment.js';
 import { EarlyStopSchema, ExperimentOutcomeSchema } from './experiment-input.js';
 import { ImageVerificationSchema } from './image.js';
@@ -12,6 +13,8 @@ export const ManifestSchema = z.strictObject({
   experiment: z.string(),
   temporal: z.strictObject({ workflowId: z.string(), runId: z.string(), namespace: z.string(), taskQueue: z.string() }),
   provenance: ResolvedProvenanceSchema,
+  /** Which code trained (from the image's labels) and which orchestrator ran it; absent in manifests of older runs. */
+  commits: CodeCommitsSchema.optional(),
   image: ImageVerificationSchema,
   rayVersion: z.strictObject({ declared: z.string(), planned: z.string().optional(), observedOnHead: z.string().optional() }),
   environment: z.strictObject({ envTag: z.string(), overrides: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])) }),

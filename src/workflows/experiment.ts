@@ -1,6 +1,7 @@
 import { ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, isCancellation, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { JoinResult } from '../activities/join.js';
 import { stepOfCheckpointPath } from '../spec/campaign.js';
+import { codeCommits } from '../spec/code-commits.js';
 import type { ClusterHandle } from '../spec/cluster.js';
 import { trainArgv, type ResumeFrom } from '../spec/entrypoint.js';
 import { ErrorTypes } from '../spec/error-types.js';
@@ -245,11 +246,13 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
   throw ApplicationFailure.create({ type: failureType(failure) ?? 'ExperimentFailed', message: failureMessage(failure), nonRetryable: true, details: [result] });
 
   function buildDraft(): ManifestDraft {
+    const image = verified?.image ?? { verified: false, note: 'verify did not run' };
     return {
       experiment: spec.name,
       temporal: { workflowId: info.workflowId, runId: info.runId, namespace: info.namespace, taskQueue: info.taskQueue },
       provenance: input.provenance,
-      image: verified?.image ?? { verified: false, note: 'verify did not run' },
+      commits: codeCommits(spec, input.provenance, image),
+      image,
       rayVersion: { declared: spec.rayVersion, planned: verified?.plannedRayVersion, observedOnHead: joined?.headRayVersion },
       environment: { envTag: 'CoordSokoban', overrides: spec.trainer.overrides },
       seeds: { train: spec.trainer.seedTrain, val: spec.validation.seed },
