@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { mkdir, statfs } from 'node:fs/promises';
+import { mkdir, stat, statfs } from 'node:fs/promises';
 import { stepOfCheckpointPath } from '../spec/campaign.js';
 import type { ClusterHandle } from '../spec/cluster.js';
 import { type ResumeFrom, fileLoggerPath, shellQuote, trainArgv } from '../spec/entrypoint.js';
@@ -9,7 +9,8 @@ import { classifyJobFailure } from '../spec/job-exit.js';
 import { submissionId } from '../spec/naming.js';
 import type { TrainHeartbeat } from '../spec/progress.js';
 import { backendOf } from './backend-of.js';
-import { readTracker } from './checkpoints.js';
+import { checkpointSpaceWarning, expectedSaves } from '../spec/checkpoint-space.js';
+import { filesUnder, readTracker, stepDir } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { heartbeatAndWait, previousDetails, workflowIdOfActivity } from './heartbeat-loop.js';
@@ -44,6 +45,15 @@ export async function freeBytes(dir: string): Promise<number | undefined> {
   }
 }
 
+/** After the run's first checkpoint: warn (worker log) when the rest will not fit, measured from it. */
+async function warnIfCheckpointsWillNotFit(spec: ExperimentSpec, checkpointDir: string, step: number): Promise<void> {
+  let bytes = 0;
+  for (const file of await filesUnder(stepDir(checkpointDir, step)).catch(() => [])) bytes += (await stat(file).catch(() => ({ size: 0 }))).size;
+  const free = await freeBytes(checkpointDir);
+  const warning = bytes > 0 && free !== undefined ? checkpointSpaceWarning(expectedSaves(spec.trainer, step), bytes, free, checkpointDir) : undefined;
+  if (warning) Context.current().log.warn(`checkpoint ${step} is ${formatGb(bytes)}: ${warning}`);
+}
+
 export const formatGb = (bytes: number | undefined) => (bytes === undefined ? 'unknown' : `${(bytes / 1e9).toFixed(2)} GB`);
 
 /**
@@ -72,6 +82,7 @@ export function createTrain(deps: ActivityDeps) {
     const workflowId = workflowIdOfActivity();
     const total = spec.trainer.totalTrainingSteps;
     let lastReportAt = 0;
+    let spaceChecked = false;
     const wantWorkers = workerNodes(spec);
     const readJob = async (submission: string) => {
       const job = await dashboard.job(submission);
@@ -100,6 +111,10 @@ export function createTrain(deps: ActivityDeps) {
         const checkpoint = (await readTracker(checkpointDir)) ?? beat.lastCheckpointStep;
         if (summary.lastStep > beat.step || checkpoint > beat.lastCheckpointStep) {
           const newCheckpoint = checkpoint > beat.lastCheckpointStep;
+          if (newCheckpoint && !spaceChecked) {
+            spaceChecked = true;
+            await warnIfCheckpointsWillNotFit(spec, checkpointDir, checkpoint);
+          }
           beat.step = Math.max(beat.step, summary.lastStep);
           beat.lastCheckpointStep = checkpoint;
           beat.lastProgressAt = Date.now();

@@ -51,6 +51,8 @@ export const StorageSchema = z.strictObject({
   checkpointDir: AbsolutePath,
   /** Manifests go to `<archiveDir>/<name>/<workflow id>/manifest.json`. */
   archiveDir: AbsolutePath,
+  /** Size of one checkpoint (actor + critic, all ranks), for preflight's free-space warning. */
+  checkpointSizeGb: z.number().positive().optional(),
 });
 
 export const ValidationSchema = z.strictObject({
