@@ -63,10 +63,10 @@ describe('campaign outcomes (real dev server, worker process, real Ray, real pay
   it("the trainer's early stop (exit 0, early_stopped/*) ends the campaign earlyStopped, not retried", async () => {
     const id = `early-stop-${process.pid}`;
     const spec = h.spec(8, {
-      'trainer.test_freq': 1,
       'early_stop.min_val_success': 1.01,
       'early_stop.patience': 2,
     });
+    spec.trainer.testFreq = 1;
     const { result, error } = await outcomeOf(await h.startCampaign(id, spec));
     assert.equal(error, undefined, String(error));
     assert.equal(result?.outcome, 'earlyStopped');
