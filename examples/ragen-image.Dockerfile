@@ -23,5 +23,6 @@ RUN git clone https://github.com/mll-lab-nu/RAGEN.git /opt/ragen \
  && cd /opt/ragen && git checkout "${RAGEN_COMMIT}" && git submodule update --init --recursive \
  && pip install --no-cache-dir -e . -e ./verl "ray[default]==${RAY_VERSION}"
 # `python train.py` (the kuberay default entrypoint) runs here: Ray starts its job drivers in the
-# directory `ray start` ran in, the container's working directory.
+# directory `ray start` ran in, the container's working directory (read from Ray's source, not run
+# on a cluster here: check with `ray job submit -- pwd` on a new image).
 WORKDIR /opt/ragen
