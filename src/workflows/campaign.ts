@@ -118,6 +118,7 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
     return checkpoints.latest;
   };
 
+  let attemptsThisRun = 0;
   let outcome: CampaignResult['outcome'] = 'failed';
   let reason: string | undefined;
   let failure: unknown;
@@ -162,15 +163,18 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
         await condition(() => !state.paused);
         continue;
       }
+      // Only after an attempt in this run: a run must make progress before it hands over.
       if (
-        workflowInfo().historyLength >= budgets.historyEventsBeforeContinueAsNew ||
-        workflowInfo().continueAsNewSuggested
+        attemptsThisRun > 0 &&
+        (workflowInfo().historyLength >= budgets.historyEventsBeforeContinueAsNew ||
+          workflowInfo().continueAsNewSuggested)
       ) {
         state.historyEventsPerRun.push(workflowInfo().historyLength);
         state.continuedAsNew++;
         await continueAsNew<typeof campaign>({ ...input, state });
       }
       await runAttempt(latest);
+      attemptsThisRun++;
     }
   } catch (err) {
     if (err instanceof ContinueAsNew) throw err;
