@@ -18,7 +18,12 @@ export function withInterpreter(spec: ExperimentSpec, argv: readonly string[]): 
   return argv.map((a, i) => (i === 0 && a === 'python' && python ? python : a));
 }
 
-/** Where verl's `file` logger writes when the spec asks for it (the train activity creates the directory). */
+/**
+ * Where verl's `file` logger writes when the spec asks for it. The train activity creates the
+ * directory and sets VERL_FILE_LOGGER_PATH in the job's runtime_env, which every actor of the job
+ * (RAGEN's TaskRunner too) inherits. Not also through `+ray_kwargs.ray_init.runtime_env`: Ray
+ * refuses a driver whose ray.init names an env var the job's runtime_env already has.
+ */
 export function fileLoggerPath(checkpointDir: string): string {
   return `${checkpointDir}/metrics.jsonl`;
 }
@@ -49,8 +54,6 @@ export function trainArgv(spec: ExperimentSpec, checkpointDir: string, resume: R
     `seed.val=${spec.validation.seed}`,
     '+ray_kwargs.ray_init.address=auto',
   ];
-  // verl's FileLogger reads this in the TaskRunner actor, so it travels in ray.init's runtime_env.
-  if (loggers.includes('file')) argv.push(`+ray_kwargs.ray_init.runtime_env.env_vars.VERL_FILE_LOGGER_PATH=${fileLoggerPath(checkpointDir)}`);
   // Keep every checkpoint the run makes (RAGEN keeps 1 actor and 1 critic): nothing a run made is
   // lost, and an older checkpoint keeps its critic/ folder, so it can still be resumed.
   for (const key of ['trainer.max_actor_ckpt_to_keep', 'trainer.max_critic_ckpt_to_keep']) {
