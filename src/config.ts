@@ -36,8 +36,6 @@ const ConfigSchema = z.object({
     .default('default'),
   /** service: head Service DNS (worker in the cluster); head-status: status.head.podIP + endpoints.dashboard. */
   RAGEN_KUBERAY_DASHBOARD: z.enum(['service', 'head-status']).default('service'),
-  /** The interpreter on the image's PATH that runs the payload. */
-  RAGEN_KUBERAY_PYTHON: z.string().default('python'),
   KUBECONFIG: z.string().optional(),
   KUBERNETES_SERVICE_HOST: z.string().optional(),
 });

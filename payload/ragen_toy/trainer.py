@@ -121,6 +121,7 @@ class Trainer:
                 say(f"Final validation metrics: {metrics}")
                 return metrics
         final = {}
+        low_val_streak = 0
         while self.step < total:
             self.step += 1
             started = time.perf_counter()
@@ -132,6 +133,18 @@ class Trainer:
                 final = self.validate()
                 metrics.update(final)
                 metrics["timing_s/testing"] = time.perf_counter() - t0
+                low = final[f"val-env/{ENV_TAG}/success"] < cfg["early_stop.min_val_success"]
+                low_val_streak = low_val_streak + 1 if low else 0
+                if low_val_streak >= cfg["early_stop.patience"]:
+                    # RAGEN: log the reason as a metric, then break out of fit() (exit 0, no final save).
+                    metrics["early_stopped/low_validation_success"] = 1.0
+                    metrics["timing_s/step"] = time.perf_counter() - started
+                    self.logger.log(self.step, metrics)
+                    say(
+                        f"[Early Stopping] val-env/{ENV_TAG}/success below {cfg['early_stop.min_val_success']} "
+                        f"on {low_val_streak} consecutive validations; stopping at step {self.step}"
+                    )
+                    return final
             save_freq = cfg["trainer.save_freq"]
             if is_last or (save_freq > 0 and self.step % save_freq == 0):
                 t0 = time.perf_counter()

@@ -18,11 +18,12 @@ def test_defaults_and_derived_dir(tmp_path):
 def test_overrides_are_typed():
     cfg = parse_command_line([
         "trainer.nnodes=2", "trainer.logger=['console','file']", "algorithm.lr=0.1", "+ray_kwargs.ray_init.address=auto",
-        "trainer.max_actor_ckpt_to_keep=null", "trainer.default_local_dir=/abs/x", "--config-name=_2_sokoban",
+        "trainer.max_actor_ckpt_to_keep=null", "trainer.max_critic_ckpt_to_keep=null", "trainer.default_local_dir=/abs/x",
+        "--config-name=_2_sokoban",
     ])
     assert cfg["trainer.nnodes"] == 2 and cfg["trainer.logger"] == ("console", "file") and cfg["algorithm.lr"] == 0.1
     assert cfg["ray_kwargs"] == {"ray_init": {"address": "auto"}} and cfg["trainer.max_actor_ckpt_to_keep"] is None
-    assert cfg["trainer.default_local_dir"] == "/abs/x"
+    assert cfg["trainer.default_local_dir"] == "/abs/x" and cfg["trainer.max_critic_ckpt_to_keep"] is None
 
 
 @pytest.mark.parametrize(

@@ -125,3 +125,17 @@ def test_fault_hook_exits_1_once_then_resume_path_finishes(ray_cluster, tmp_path
     assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
     assert "Resumed from checkpoint" in resumed.stdout
     assert open(os.path.join(root, "latest_checkpointed_iteration.txt")).read().strip() == "5"
+
+
+def test_early_stop_like_ragen_exits_0_with_the_metric_and_no_final_save(ray_cluster, tmp_path):
+    # Validation success can never reach 1.01: RAGEN's low_validation_success rule fires after 2 validations.
+    root = str(tmp_path / "ckpt")
+    proc = train(ray_cluster, tmp_path, "trainer.nnodes=2", f"trainer.default_local_dir={root}", "trainer.total_training_steps=10",
+                 "trainer.save_freq=5", "trainer.test_freq=1", "es_manager.val.env_groups=8", "trainer.val_before_train=false",
+                 "early_stop.min_val_success=1.01", "early_stop.patience=2")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("step:")]
+    assert [int(STEP_LINE.match(l).group(1)) for l in lines] == [1, 2]
+    assert "early_stopped/low_validation_success:1.0" in lines[-1]
+    assert "[Early Stopping]" in proc.stdout and "Final validation metrics" not in proc.stdout
+    assert not os.path.exists(os.path.join(root, "latest_checkpointed_iteration.txt"))

@@ -1,7 +1,8 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { CheckpointLedgerSchema, type CheckpointLedger, type LatestCheckpoint } from '../spec/campaign.js';
-import { checkpointSteps, hashCheckpoint, readTracker } from './checkpoints.js';
+import type { CheckpointRecord } from '../spec/results.js';
+import { checkpointSteps, filesUnder, hashCheckpoint, readTracker } from './checkpoints.js';
 import { heartbeatPerFile } from './heartbeat-loop.js';
 
 export async function readLedger(path: string): Promise<CheckpointLedger> {
@@ -15,7 +16,7 @@ export async function readLedger(path: string): Promise<CheckpointLedger> {
 }
 
 /** The ledger only grows: an entry, once written, keeps the hash it had when first seen. */
-async function writeLedger(path: string, ledger: CheckpointLedger): Promise<void> {
+export async function writeLedger(path: string, ledger: CheckpointLedger): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.tmp`;
   await writeFile(tmp, `${JSON.stringify(ledger, null, 2)}\n`);
@@ -23,13 +24,34 @@ async function writeLedger(path: string, ledger: CheckpointLedger): Promise<void
 }
 
 /**
+ * Whether a checkpoint's files are still the ones the ledger hashed, without reading them: the same
+ * relative paths, sizes and (where recorded) modification times. Undefined when unchanged.
+ */
+export async function filesChanged(entry: CheckpointRecord): Promise<string | undefined> {
+  let present: string[];
+  try {
+    present = (await filesUnder(entry.path)).map((f) => f.slice(entry.path.length + 1));
+  } catch {
+    return `${entry.path} is unreadable`;
+  }
+  const recorded = entry.files.map((f) => f.path).sort();
+  if (present.join('\n') !== recorded.join('\n')) return `its file list differs (${present.length} files now, ${recorded.length} hashed)`;
+  for (const file of entry.files) {
+    const now = await stat(join(entry.path, file.path));
+    if (now.size !== file.bytes) return `${file.path} is ${now.size} bytes, was ${file.bytes}`;
+    if (file.mtimeMs !== undefined && now.mtimeMs !== file.mtimeMs) return `${file.path} was modified after it was hashed`;
+  }
+  return undefined;
+}
+
+/**
  * Between attempts: find the latest COMPLETE checkpoint of a campaign. A checkpoint is complete when
- * it is at or below the step the tracker file names (verl writes the tracker last) and its files
- * have the sha256 the ledger recorded when the campaign first saw it. New checkpoints are hashed and
- * added to the ledger; the resume candidate is re-hashed unless it was just hashed, and one whose files changed or vanished is
- * reported as untrusted and skipped (the next lower one is tried). Idempotent; reads and hashes only,
- * besides the ledger file, and deletes nothing. Hashing profile: one heartbeat `{step, file}` per
- * hashed file.
+ * it is at or below the step the tracker file names (verl writes the tracker last) and the ledger
+ * holds its sha256 (hashed once, by the hashCheckpoints activity). The resume candidate's files must
+ * still have the paths, sizes and times they had when hashed; one whose files changed or vanished is
+ * reported as untrusted and skipped (the next lower one is tried). Idempotent; reads only, besides
+ * the ledger file, and deletes nothing.
+ * Fallback hashing (histories from before that activity) heartbeats `{step, file}` per file.
  */
 export function createLatestCompleteCheckpoint() {
   return async function latestCompleteCheckpoint(input: { checkpointDir: string; ledgerPath: string; now: string }): Promise<LatestCheckpoint> {
@@ -39,6 +61,7 @@ export function createLatestCompleteCheckpoint() {
     const known = new Map(ledger.checkpoints.map((c) => [c.step, c]));
     // Hashed in this call: their ledger hash is their current hash (checkpoints can be many GB).
     const hashedNow = new Set<number>();
+    // Normally none: the hashCheckpoints activity ran first (heartbeating, resumable). A fallback.
     for (const step of [...present].filter((s) => tracker !== undefined && s <= tracker && !known.has(s))) {
       const entry = { ...(await hashCheckpoint(input.checkpointDir, step, heartbeatPerFile(step))), firstSeenAt: input.now };
       ledger.checkpoints.push(entry);
@@ -57,9 +80,10 @@ export function createLatestCompleteCheckpoint() {
         continue;
       }
       if (latest) continue;
-      const now = hashedNow.has(entry.step) ? entry : await hashCheckpoint(input.checkpointDir, entry.step, heartbeatPerFile(entry.step));
-      if (now.sha256 !== entry.sha256) {
-        untrusted.push({ step: entry.step, reason: `files of ${entry.path} changed since ${entry.firstSeenAt} (sha256 ${entry.sha256.slice(0, 12)} -> ${now.sha256.slice(0, 12)})` });
+      // Hashed once, when first seen: the candidate is checked by its files' sizes and times.
+      const changed = hashedNow.has(entry.step) ? undefined : await filesChanged(entry);
+      if (changed) {
+        untrusted.push({ step: entry.step, reason: `files of ${entry.path} changed since ${entry.firstSeenAt}: ${changed} (ledger sha256 ${entry.sha256.slice(0, 12)})` });
         continue;
       }
       latest = { step: entry.step, path: entry.path, sha256: entry.sha256 };

@@ -4,6 +4,7 @@ import { createArchiveCampaign } from './campaign-archive.js';
 import { createLatestCompleteCheckpoint } from './campaign-checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { mapFailuresAtBoundary } from './failures.js';
+import { createHashCheckpoints } from './hash-checkpoints.js';
 import { createAwaitJoin } from './join.js';
 import { createPreflight } from './preflight.js';
 import { createReapClusters } from './reap.js';
@@ -27,6 +28,7 @@ export function createActivities(deps: ActivityDeps) {
     allReduceCheck: createAllReduceCheck(deps),
     train: createTrain(deps),
     validate: createValidate(deps),
+    hashCheckpoints: createHashCheckpoints(),
     archive: createArchive(),
     teardown: createTeardown(deps),
     reapClusters: createReapClusters(deps),

@@ -2,11 +2,22 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PreflightCheck } from '../backends/backend.js';
+import { checkpointSpaceWarning, expectedSaves } from '../spec/checkpoint-space.js';
 import { ErrorTypes } from '../spec/error-types.js';
 import { ExperimentSpecSchema, type ExperimentSpec } from '../spec/experiment.js';
 import { backendOf } from './backend-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
+import { freeBytes } from './train.js';
+
+/** A warning, not a refusal: preflight passes; the check's detail says what to expect. */
+async function checkpointSpace(spec: ExperimentSpec): Promise<PreflightCheck[]> {
+  const size = spec.storage.checkpointSizeGb;
+  const free = await freeBytes(spec.storage.checkpointDir);
+  if (size === undefined || free === undefined) return [];
+  const warning = checkpointSpaceWarning(expectedSaves(spec.trainer), size * 1e9, free, spec.storage.checkpointDir);
+  return [{ name: `checkpoint-space:${spec.storage.checkpointDir}`, ok: true, detail: warning ? `warning: ${warning}` : `${(free / 1e9).toFixed(2)} GB free for ${expectedSaves(spec.trainer)} checkpoints of ${size} GB` }];
+}
 
 async function writable(dir: string): Promise<PreflightCheck> {
   const probe = join(dir, `.preflight-${randomUUID()}`);
@@ -35,7 +46,7 @@ export function createPreflight(deps: ActivityDeps) {
     if (failedStorage.length > 0) {
       throw permanent(ErrorTypes.StorageNotWritable, `storage not writable: ${failedStorage.map((c) => `${c.name} (${c.detail})`).join('; ')}`, { checks: storage });
     }
-    const checks = [...storage, ...(await backend.preflight(spec))];
+    const checks = [...storage, ...(await checkpointSpace(spec)), ...(await backend.preflight(spec))];
     const failed = checks.filter((c) => !c.ok);
     if (failed.length > 0) throw permanent(ErrorTypes.PreflightFailed, `preflight failed: ${failed.map((c) => `${c.name}: ${c.detail}`).join('; ')}`, { checks });
     return { checks };

@@ -39,7 +39,8 @@ export function summarizeTrainLog(logs: string): TrainLogSummary {
       lastStep = parsed.step;
       lastMetrics = parsed.metrics;
     }
-    for (const key of Object.keys(parsed.metrics)) if (key.startsWith('early_stopped/')) earlyStopped.add(key);
+    // RAGEN logs the rule that fired as 1.0 (contract §1.6); a 0 would mean it did not fire.
+    for (const [key, value] of Object.entries(parsed.metrics)) if (key.startsWith('early_stopped/') && value > 0) earlyStopped.add(key);
   }
   return { lastStep, lastMetrics, earlyStopped: [...earlyStopped] };
 }

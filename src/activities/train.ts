@@ -1,13 +1,17 @@
 import { Context } from '@temporalio/activity';
+import { mkdir, stat, statfs } from 'node:fs/promises';
+import { stepOfCheckpointPath } from '../spec/campaign.js';
 import type { ClusterHandle } from '../spec/cluster.js';
 import { type ResumeFrom, shellQuote, trainArgv } from '../spec/entrypoint.js';
 import { ErrorTypes } from '../spec/error-types.js';
 import { type ExperimentSpec, workerNodes } from '../spec/experiment.js';
+import { classifyJobFailure } from '../spec/job-exit.js';
 import { submissionId } from '../spec/naming.js';
-import { metricsPath } from '../spec/paths.js';
+import { checkpointPath, metricsPath } from '../spec/paths.js';
 import type { TrainHeartbeat } from '../spec/progress.js';
 import { backendOf } from './backend-of.js';
-import { readTracker } from './checkpoints.js';
+import { checkpointSpaceWarning, expectedSaves } from '../spec/checkpoint-space.js';
+import { filesUnder, readTracker } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { heartbeatAndWait, previousDetails, workflowIdOfActivity } from './heartbeat-loop.js';
@@ -28,14 +32,41 @@ export interface TrainResult {
   lastCheckpointStep: number;
   lastMetrics: Record<string, number>;
   entrypoint: string[];
+  /** RAGEN stopped on its own (exit 0, `early_stopped/*` metrics): the reasons, e.g. `low_validation_success`. */
+  earlyStopped?: { step: number; reasons: string[] };
 }
 
+/** Free bytes on the volume holding `dir` (for the disk-full message); undefined when unknown. */
+export async function freeBytes(dir: string): Promise<number | undefined> {
+  try {
+    const s = await statfs(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
+/** After the run's first checkpoint: warn (worker log) when the rest will not fit, measured from it. */
+async function warnIfCheckpointsWillNotFit(spec: ExperimentSpec, checkpointDir: string, step: number): Promise<void> {
+  let bytes = 0;
+  for (const file of await filesUnder(checkpointPath(checkpointDir, step)).catch(() => [])) bytes += (await stat(file).catch(() => ({ size: 0 }))).size;
+  const free = await freeBytes(checkpointDir);
+  const warning = bytes > 0 && free !== undefined ? checkpointSpaceWarning(expectedSaves(spec.trainer, step), bytes, free, checkpointDir) : undefined;
+  if (warning) Context.current().log.warn(`checkpoint ${step} is ${formatGb(bytes)}: ${warning}`);
+}
+
+export const formatGb = (bytes: number | undefined) => (bytes === undefined ? 'unknown' : `${(bytes / 1e9).toFixed(2)} GB`);
+
 /**
- * Stage 5. Run the trainer as a Ray job and poll it: progress from its console lines, checkpoint
- * existence from the tracker file, workers from the dashboard. Heartbeat: {step,
- * lastCheckpointStep, submissionId, lastProgressAt}; a retry (new worker) finds the same job by its
- * submission id and keeps the watchdog's clock. Fails permanently on a failed job, an early stop, a
- * lost worker node (ClusterLost) or no new step/checkpoint within deadlines.noProgressSeconds.
+ * Stage 5. Run the trainer as a Ray job and poll it: progress from its console lines (verl's
+ * `console` logger, always on), checkpoint existence from the tracker file, workers from the
+ * dashboard. Heartbeat: {step, lastCheckpointStep, submissionId, lastProgressAt, submittedAt}; a
+ * retry (new worker) finds the same job by its submission id and keeps the watchdog's clocks.
+ * Watchdog: deadlines.firstStepSeconds until the first training step (model download, worker
+ * setup, initial validation), then deadlines.noProgressSeconds between steps. Returns on all steps
+ * done, or on RAGEN's early stop (`earlyStopped`, with the reasons). Fails permanently on a failed
+ * job, typed by its exit code and log (src/spec/job-exit.ts), a lost worker node (ClusterLost) or
+ * the watchdog (NoProgress).
  */
 export function createTrain(deps: ActivityDeps) {
   return async function train(input: TrainInput): Promise<TrainResult> {
@@ -45,16 +76,26 @@ export function createTrain(deps: ActivityDeps) {
     const argv = backend.resolveArgv(trainArgv(spec, checkpointDir, input.resume));
     const id = submissionId(handle.name, 'train');
     const before = previousDetails<TrainHeartbeat>();
-    const beat: TrainHeartbeat = before ?? { step: 0, lastCheckpointStep: 0, submissionId: id, lastProgressAt: Date.now() };
+    const now = Date.now();
+    const beat: TrainHeartbeat = before ?? { step: 0, lastCheckpointStep: 0, submissionId: id, lastProgressAt: now, submittedAt: now };
+    /** Step of the checkpoint resumed from: its validation line (step:N) is not a training step. */
+    const startStep = input.resume.mode === 'resume_path' ? stepOfCheckpointPath(input.resume.path) : 0;
     const workflowId = workflowIdOfActivity();
     const total = spec.trainer.totalTrainingSteps;
     let lastReportAt = 0;
+    let spaceChecked = false;
     const wantWorkers = workerNodes(spec);
     const readJob = async (submission: string) => {
       const job = await dashboard.job(submission);
       return { job, logs: job ? await dashboard.jobLogs(submission) : '' };
     };
-    await dashboard.submitJob(id, shellQuote(argv), { VERL_FILE_LOGGER_PATH: metricsPath(checkpointDir) });
+    const env: Record<string, string> = {};
+    if ((spec.trainer.loggers as string[] | undefined)?.includes('file')) {
+      // verl 0.6 opens the file logger's path without creating its directory.
+      await mkdir(checkpointDir, { recursive: true });
+      env['VERL_FILE_LOGGER_PATH'] = metricsPath(checkpointDir);
+    }
+    await dashboard.submitJob(id, shellQuote(argv), env);
     return stoppingJobOnCancel(dashboard, id, async () => {
       for (;;) {
         const { job, logs } = await readJob(id).catch(async (err: unknown) => {
@@ -71,6 +112,10 @@ export function createTrain(deps: ActivityDeps) {
         const checkpoint = (await readTracker(checkpointDir)) ?? beat.lastCheckpointStep;
         if (summary.lastStep > beat.step || checkpoint > beat.lastCheckpointStep) {
           const newCheckpoint = checkpoint > beat.lastCheckpointStep;
+          if (newCheckpoint && !spaceChecked) {
+            spaceChecked = true;
+            await warnIfCheckpointsWillNotFit(spec, checkpointDir, checkpoint);
+          }
           beat.step = Math.max(beat.step, summary.lastStep);
           beat.lastCheckpointStep = checkpoint;
           beat.lastProgressAt = Date.now();
@@ -82,14 +127,23 @@ export function createTrain(deps: ActivityDeps) {
           }
         }
         if (job.status === 'SUCCEEDED') {
-          if (summary.earlyStopped.length > 0 || summary.lastStep < total || checkpoint < total) {
-            throw permanent(ErrorTypes.TrainingIncomplete, `trainer exited 0 at step ${summary.lastStep}/${total} (last checkpoint ${checkpoint}${summary.earlyStopped.length ? `, early stop: ${summary.earlyStopped.join(', ')}` : ''})`);
-          }
           Context.current().heartbeat(beat);
-          return { finalStep: summary.lastStep, lastCheckpointStep: checkpoint, lastMetrics: summary.lastMetrics, entrypoint: argv };
+          const result = { finalStep: summary.lastStep, lastCheckpointStep: checkpoint, lastMetrics: summary.lastMetrics, entrypoint: argv };
+          if (summary.earlyStopped.length > 0) {
+            return { ...result, earlyStopped: { step: summary.lastStep, reasons: summary.earlyStopped.map((k) => k.slice('early_stopped/'.length)) } };
+          }
+          if (summary.lastStep < total || checkpoint < total) {
+            throw permanent(ErrorTypes.TrainingIncomplete, `trainer exited 0 at step ${summary.lastStep}/${total} (last checkpoint ${checkpoint}) without an early_stopped/* metric`);
+          }
+          return result;
         }
-        if (job.status === 'FAILED' || job.status === 'STOPPED') {
-          throw permanent(ErrorTypes.TrainingFailed, `training job ${id} ${job.status} at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${job.message}\n${logTail(logs)}`, beat);
+        if (job.status === 'FAILED') {
+          const failure = classifyJobFailure(job.driverExitCode, logs);
+          const disk = failure.type === ErrorTypes.CheckpointDiskFull ? `; ${formatGb(await freeBytes(checkpointDir))} free on ${checkpointDir} now` : '';
+          throw permanent(failure.type, `training job ${id} failed at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${failure.reason}${disk}. ${job.message}\n${logTail(logs)}`, beat);
+        }
+        if (job.status === 'STOPPED') {
+          throw permanent(ErrorTypes.TrainingFailed, `training job ${id} was STOPPED at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${job.message}\n${logTail(logs)}`, beat);
         }
         const status = await backend.describeCluster(handle);
         if (status.phase === 'ready' && status.workersAlive < wantWorkers) {
@@ -99,9 +153,15 @@ export function createTrain(deps: ActivityDeps) {
         if (status.phase === 'gone' || status.phase === 'failed') {
           throw permanent(ErrorTypes.ClusterLost, `cluster ${handle.name} is ${status.phase} during training: ${status.message ?? ''}`, beat);
         }
-        if (Date.now() - beat.lastProgressAt > spec.deadlines.noProgressSeconds * 1000) {
+        const trained = beat.step > startStep;
+        const firstStepSeconds = (spec.deadlines.firstStepSeconds as number | undefined) ?? 3600; // absent in specs recorded before it existed
+        if (!trained && Date.now() - (beat.submittedAt ?? beat.lastProgressAt) > firstStepSeconds * 1000) {
           await dashboard.stopJob(id);
-          throw permanent(ErrorTypes.NoProgress, `no new step or checkpoint for ${spec.deadlines.noProgressSeconds} s (stuck at step ${beat.step}); the job was stopped`, beat);
+          throw permanent(ErrorTypes.NoProgress, `no training step within deadlines.firstStepSeconds=${firstStepSeconds} s of the submission (model download, worker setup, initial validation); the job was stopped`, beat);
+        }
+        if (trained && Date.now() - beat.lastProgressAt > spec.deadlines.noProgressSeconds * 1000) {
+          await dashboard.stopJob(id);
+          throw permanent(ErrorTypes.NoProgress, `no new step or checkpoint for deadlines.noProgressSeconds=${spec.deadlines.noProgressSeconds} s (stuck at step ${beat.step}); the job was stopped`, beat);
         }
         await heartbeatAndWait(beat, deps.pollIntervalMs);
       }

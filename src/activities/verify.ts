@@ -3,6 +3,7 @@ import type { ExperimentSpec } from '../spec/experiment.js';
 import { type ImageVerification, parseImageRef } from '../spec/image.js';
 import { dockerConfigPath } from '../registry/auth.js';
 import { RegistryClient } from '../registry/client.js';
+import { imageCode } from '../registry/code-labels.js';
 import { RAY_VERSION_LABEL, imageRayVersion } from '../registry/ray-version.js';
 import { locateImage } from '../registry/reference.js';
 import { backendOf } from './backend-of.js';
@@ -55,6 +56,7 @@ export function createVerify(deps: ActivityDeps) {
         platformManifestDigest: found.platformManifestDigest,
         rayVersion: stated.version,
         rayVersionSource: stated.source,
+        code: imageCode(found.config),
         verified: true,
         note: spec.backend === 'local' ? `${note}; the local backend runs the project venv, not the image` : note,
       },

@@ -14,7 +14,8 @@ export function createBackends(config: OrchestratorConfig, logger?: BackendLogge
             namespace: config.RAGEN_KUBERAY_NAMESPACE,
             kubeconfig: config.RAGEN_KUBECONFIG,
             dashboard: config.RAGEN_KUBERAY_DASHBOARD,
-            python: config.RAGEN_KUBERAY_PYTHON,
+            // The image's `python`; a spec names another with trainer.interpreter.
+            python: 'python',
             logger,
           }),
         }

@@ -20,6 +20,8 @@ export const TARGET_PLATFORM = { os: 'linux', architecture: 'amd64' } as const;
 export interface ImageConfig {
   labels: Record<string, string>;
   env: string[];
+  /** The config's WorkingDir (absent when the image sets none). */
+  workingDir?: string;
 }
 
 export interface InspectedImage {
@@ -79,13 +81,13 @@ export class RegistryClient {
     const configDigest = manifest.body.config?.digest;
     if (!configDigest) throw permanent(ErrorTypes.ImageNotVerified, `manifest ${platformManifestDigest} in ${loc.registry}/${loc.repository} has no config descriptor (media type ${manifest.mediaType})`);
     const blob = await session.blob(configDigest);
-    const parsed = JSON.parse(blob.toString('utf8')) as { config?: { Labels?: Record<string, string> | null; Env?: string[] | null } };
+    const parsed = JSON.parse(blob.toString('utf8')) as { config?: { Labels?: Record<string, string> | null; Env?: string[] | null; WorkingDir?: string } };
     return {
       digest: loc.digest,
       mediaType: top.mediaType,
       platformManifestDigest,
       configDigest,
-      config: { labels: parsed.config?.Labels ?? {}, env: parsed.config?.Env ?? [] },
+      config: { labels: parsed.config?.Labels ?? {}, env: parsed.config?.Env ?? [], ...(parsed.config?.WorkingDir ? { workingDir: parsed.config.WorkingDir } : {}) },
     };
   }
 }

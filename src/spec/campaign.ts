@@ -5,6 +5,9 @@ import { CheckpointRecordSchema, StageRecordSchema } from './results.js';
 
 const PositiveInt = z.number().int().positive();
 
+/** `earlyStopped`: an attempt's trainer stopped early on its own; RAGEN would stop again, so the campaign ends. */
+export const CampaignOutcomeSchema = z.enum(['succeeded', 'failed', 'cancelled', 'earlyStopped']);
+
 /** Budgets of a campaign: how many attempts, and how many in a row may end without a new checkpoint. */
 export const CampaignBudgetsSchema = z.strictObject({
   maxAttempts: PositiveInt.default(5),
@@ -35,7 +38,7 @@ export const AttemptRecordSchema = z.strictObject({
   /** Why the previous attempt ended (absent for the first). */
   previousEnded: AttemptEndSchema.optional(),
   totalTrainingSteps: z.number().int().positive(),
-  outcome: z.enum(['succeeded', 'failed', 'cancelled', 'paused']),
+  outcome: z.enum(['succeeded', 'failed', 'cancelled', 'paused', 'earlyStopped']),
   ended: AttemptEndSchema,
   finalStep: z.number().optional(),
   /** Latest complete checkpoint after the attempt. */
@@ -100,7 +103,7 @@ export const LatestCheckpointSchema = z.strictObject({
 export type LatestCheckpoint = z.infer<typeof LatestCheckpointSchema>;
 
 export const CampaignResultSchema = z.strictObject({
-  outcome: z.enum(['succeeded', 'failed', 'cancelled']),
+  outcome: CampaignOutcomeSchema,
   reason: z.string().optional(),
   attempts: z.array(AttemptRecordSchema),
   finalStep: z.number().optional(),
@@ -121,7 +124,7 @@ export const CampaignManifestSchema = z.strictObject({
   provenance: ResolvedProvenanceSchema,
   checkpointDir: z.string(),
   totalTrainingSteps: z.number(),
-  outcome: z.enum(['succeeded', 'failed', 'cancelled']),
+  outcome: CampaignOutcomeSchema,
   reason: z.string().optional(),
   attempts: z.array(AttemptRecordSchema.extend({ manifestSha256: z.string().optional() })),
   checkpoints: z.array(z.strictObject({ step: z.number(), sha256: z.string() })),

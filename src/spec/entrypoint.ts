@@ -7,11 +7,28 @@ import type { ExperimentSpec } from './experiment.js';
 
 export type ResumeFrom = { mode: 'disable' } | { mode: 'resume_path'; path: string };
 
-/** RAGEN train.py overrides (contract §7.2); resume is always explicit, never a silent `auto`. */
+/** RAGEN's own entry point on kuberay (run in the image's WORKDIR: no working_dir is shipped); the toy payload locally. */
+export function defaultEntrypoint(backend: ExperimentSpec['backend']): string[] {
+  return backend === 'kuberay' ? ['python', 'train.py'] : ['python', '-m', 'ragen_toy.train'];
+}
+
+/** The spec's interpreter in place of a leading `python`; otherwise the backend maps `python`. */
+export function withInterpreter(spec: ExperimentSpec, argv: readonly string[]): string[] {
+  const python = spec.trainer.interpreter;
+  return argv.map((a, i) => (i === 0 && a === 'python' && python ? python : a));
+}
+
+/**
+ * RAGEN train.py overrides (contract §7.2); resume is always explicit, never a silent `auto`.
+ * Only keys RAGEN's base config has (or `+` additions under ray_kwargs); test/unit/train-argv.test.ts
+ * checks them against a table of RAGEN's keys and types.
+ */
 export function trainArgv(spec: ExperimentSpec, checkpointDir: string, resume: ResumeFrom): string[] {
   const t = spec.trainer;
+  // A spec recorded before `loggers` existed (a replayed history) has none: console, the default.
+  const loggers: readonly string[] = (t.loggers as typeof t.loggers | undefined) ?? ['console'];
   const argv = [
-    ...t.entrypoint,
+    ...withInterpreter(spec, t.entrypoint ?? defaultEntrypoint(spec.backend)),
     '--config-name',
     t.configName,
     `trainer.nnodes=${t.nnodes}`,
@@ -21,14 +38,17 @@ export function trainArgv(spec: ExperimentSpec, checkpointDir: string, resume: R
     `trainer.save_freq=${t.saveFreq}`,
     `trainer.test_freq=${t.testFreq}`,
     `trainer.resume_mode=${resume.mode}`,
-    "trainer.logger=['console','file']",
+    `trainer.logger=[${loggers.map((l) => `'${l}'`).join(',')}]`,
     `trainer.experiment_name=${spec.name}`,
     `seed.train=${t.seedTrain}`,
     `seed.val=${spec.validation.seed}`,
     '+ray_kwargs.ray_init.address=auto',
   ];
-  // Keep every checkpoint the run makes (verl keeps 1 by default): nothing a run made is lost.
-  if (!('trainer.max_actor_ckpt_to_keep' in t.overrides)) argv.push('trainer.max_actor_ckpt_to_keep=null');
+  // Keep every checkpoint the run makes (RAGEN keeps 1 actor and 1 critic): nothing a run made is
+  // lost, and an older checkpoint keeps its critic/ folder, so it can still be resumed.
+  for (const key of ['trainer.max_actor_ckpt_to_keep', 'trainer.max_critic_ckpt_to_keep']) {
+    if (!(key in t.overrides)) argv.push(`${key}=null`);
+  }
   if (resume.mode === 'resume_path') argv.push(`trainer.resume_from_path=${resume.path}`);
   for (const [key, value] of Object.entries(t.overrides)) argv.push(`${key}=${String(value)}`);
   return argv;

@@ -13,7 +13,16 @@ export const ErrorTypes = {
   RegistryUnauthorized: 'RegistryUnauthorized',
   JoinDeadlineExceeded: 'JoinDeadlineExceeded',
   AllReduceFailed: 'AllReduceFailed',
+  /** The trainer crashed (non-zero exit not otherwise named): another attempt may get further. */
   TrainingFailed: 'TrainingFailed',
+  /** The trainer refused its configuration (exit 2, or Hydra/RAGEN config errors): no attempt can fix it. */
+  TrainingConfigInvalid: 'TrainingConfigInvalid',
+  /** The trainer found too few GPUs or could not place its workers (exit 3): a fresh cluster may fix it. */
+  TrainingResourceShortfall: 'TrainingResourceShortfall',
+  /** The checkpoint to resume from, or one about to be written, is unusable (exit 4). */
+  CheckpointUnusable: 'CheckpointUnusable',
+  /** The checkpoint volume ran out of space (ENOSPC); the message names the free space left. */
+  CheckpointDiskFull: 'CheckpointDiskFull',
   TrainingIncomplete: 'TrainingIncomplete',
   NoProgress: 'NoProgress',
   ClusterLost: 'ClusterLost',

@@ -11,15 +11,23 @@ export const ExperimentInputSchema = z.strictObject({
   resumeFrom: z.string().optional(),
   /** A campaign's shared `trainer.default_local_dir`; absent = `<checkpointDir>/<name>/<workflow id>`. */
   checkpointDir: z.string().optional(),
+  /** A campaign's checkpoint ledger (hashes recorded once); absent = `<run dir>/checkpoints.json`. */
+  ledgerPath: z.string().optional(),
 });
 export type ExperimentInput = z.infer<typeof ExperimentInputSchema>;
 
-/** `paused`: a campaign's pause stopped training after a checkpoint; the cluster was torn down. */
-export const ExperimentOutcomeSchema = z.enum(['succeeded', 'failed', 'cancelled', 'paused']);
+/**
+ * `paused`: a campaign's pause stopped training after a checkpoint; the cluster was torn down.
+ * `earlyStopped`: RAGEN ended training on its own (`early_stopped/*`, exit 0); no validation ran.
+ */
+export const ExperimentOutcomeSchema = z.enum(['succeeded', 'failed', 'cancelled', 'paused', 'earlyStopped']);
+
+/** RAGEN's early stop: the step it stopped at and the `early_stopped/<reason>` metrics it logged. */
+export const EarlyStopSchema = z.strictObject({ step: z.number(), reasons: z.array(z.string()) });
 
 export const ExperimentResultSchema = z.strictObject({
   outcome: ExperimentOutcomeSchema,
-  training: OutcomeSchema.extend({ finalStep: z.number().optional() }),
+  training: OutcomeSchema.extend({ finalStep: z.number().optional(), earlyStopped: EarlyStopSchema.optional() }),
   validation: OutcomeSchema.extend({ successRate: z.number().optional() }),
   archive: OutcomeSchema.extend({ manifestPath: z.string().optional() }),
   teardown: OutcomeSchema,

@@ -21,10 +21,20 @@ export const ClusterShapeSchema = z.strictObject({
   workerGroups: z.array(WorkerGroupSchema).min(1, 'at least one worker group is needed'),
 });
 
+/** Metric backends verl 0.6 knows (contract §1.5); `file` writes JSONL to $VERL_FILE_LOGGER_PATH. */
+export const VERL_LOGGERS = ['console', 'file', 'wandb', 'mlflow', 'swanlab', 'vemlp_wandb', 'tensorboard', 'clearml', 'trackio'] as const;
+
 /** RAGEN/verl trainer settings the orchestrator owns; anything else goes through `overrides`. */
 export const TrainerSchema = z.strictObject({
-  /** argv before the overrides; `python` is replaced by the backend's interpreter. */
-  entrypoint: z.array(z.string().min(1)).min(1).default(['python', '-m', 'ragen_toy.train']),
+  /**
+   * argv before the overrides. Default by backend (see defaultEntrypoint): kuberay runs RAGEN's
+   * `python train.py` in the image's working directory; local runs the toy payload.
+   */
+  entrypoint: z.array(z.string().min(1)).min(1).optional(),
+  /** The Python that replaces a leading `python` in the entrypoint (kuberay: on the image's PATH; local: the venv's). */
+  interpreter: z.string().min(1).optional(),
+  /** verl metric backends (`trainer.logger`): console is what the orchestrator reads; verl < 0.4 refuses `file`. */
+  loggers: z.array(z.enum(VERL_LOGGERS)).min(1).default(['console']),
   configName: z.string().default('_2_sokoban'),
   nnodes: PositiveInt,
   nGpusPerNode: PositiveInt,
@@ -41,6 +51,8 @@ export const StorageSchema = z.strictObject({
   checkpointDir: AbsolutePath,
   /** Manifests go to `<archiveDir>/<name>/<workflow id>/manifest.json`. */
   archiveDir: AbsolutePath,
+  /** Size of one checkpoint (actor + critic, all ranks), for preflight's free-space warning. */
+  checkpointSizeGb: z.number().positive().optional(),
 });
 
 export const ValidationSchema = z.strictObject({
@@ -58,7 +70,10 @@ export const ProvenanceSchema = z.strictObject({
 export const DeadlinesSchema = z.strictObject({
   joinSeconds: PositiveInt.default(180),
   runSeconds: PositiveInt.default(6 * 3600),
+  /** Between steps, once the first step is logged. */
   noProgressSeconds: PositiveInt.default(300),
+  /** Until the first training step: model download, worker setup and the initial validation. */
+  firstStepSeconds: PositiveInt.default(3600),
 });
 
 export const JoinSchema = z.strictObject({
@@ -94,7 +109,7 @@ export const ExperimentSpecSchema = z
     storage: StorageSchema,
     validation: ValidationSchema.default({ episodes: 128, seed: 123 }),
     provenance: ProvenanceSchema.default({}),
-    deadlines: DeadlinesSchema.default({ joinSeconds: 180, runSeconds: 6 * 3600, noProgressSeconds: 300 }),
+    deadlines: DeadlinesSchema.default({ joinSeconds: 180, runSeconds: 6 * 3600, noProgressSeconds: 300, firstStepSeconds: 3600 }),
     join: JoinSchema.default({ maxResubmits: 2, allReduceSizeMb: 4, minBusBandwidthGbps: 0 }),
     kuberay: KubeRaySchema.optional(),
   })

@@ -32,6 +32,10 @@ export const ImageVerificationSchema = z.strictObject({
   /** The Ray version the image states, and where it says so (label, Env, or nowhere). */
   rayVersion: z.string().optional(),
   rayVersionSource: z.enum(['label', 'env', 'none']).optional(),
+  /** The code the image trains with, from its labels (src/registry/code-labels.ts), and its WORKDIR. */
+  code: z
+    .strictObject({ revision: z.string().optional(), source: z.string().optional(), ragenCommit: z.string().optional(), verlCommit: z.string().optional(), workingDir: z.string().optional() })
+    .optional(),
   verified: z.boolean(),
   note: z.string(),
 });

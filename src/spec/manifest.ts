@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ClusterHandleSchema, RayNodeSchema } from './cluster.js';
+import { CodeCommitsSchema } from './code-commits.js';
 import { ExperimentSpecSchema } from './experiment.js';
+import { EarlyStopSchema, ExperimentOutcomeSchema } from './experiment-input.js';
 import { ImageVerificationSchema } from './image.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
 import { AllReduceResultSchema, CheckpointRecordSchema, PreflightCheckSchema, OutcomeSchema, StageRecordSchema, ValidationResultSchema } from './results.js';
@@ -11,6 +13,8 @@ export const ManifestSchema = z.strictObject({
   experiment: z.string(),
   temporal: z.strictObject({ workflowId: z.string(), runId: z.string(), namespace: z.string(), taskQueue: z.string() }),
   provenance: ResolvedProvenanceSchema,
+  /** Which code trained (from the image's labels) and which orchestrator ran it; absent in manifests of older runs. */
+  commits: CodeCommitsSchema.optional(),
   image: ImageVerificationSchema,
   rayVersion: z.strictObject({ declared: z.string(), planned: z.string().optional(), observedOnHead: z.string().optional() }),
   environment: z.strictObject({ envTag: z.string(), overrides: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])) }),
@@ -28,10 +32,10 @@ export const ManifestSchema = z.strictObject({
   resumedFrom: z.string().optional(),
   checkpointDir: z.string(),
   checkpoints: z.array(CheckpointRecordSchema),
-  training: OutcomeSchema.extend({ finalStep: z.number().optional(), totalTrainingSteps: z.number() }),
+  training: OutcomeSchema.extend({ finalStep: z.number().optional(), totalTrainingSteps: z.number(), earlyStopped: EarlyStopSchema.optional() }),
   validation: OutcomeSchema.extend({ result: ValidationResultSchema.omit({ records: true }).passthrough().optional(), resultsPath: z.string().optional() }),
   stages: z.array(StageRecordSchema),
-  outcome: z.enum(['succeeded', 'failed', 'cancelled', 'paused']),
+  outcome: ExperimentOutcomeSchema,
   writtenAt: z.string(),
 });
 export type Manifest = z.infer<typeof ManifestSchema>;

@@ -20,5 +20,7 @@ export const TrainHeartbeatSchema = z.strictObject({
   submissionId: z.string(),
   /** ms since epoch of the last new step or checkpoint: the no-progress watchdog survives a retry. */
   lastProgressAt: z.number(),
+  /** ms since epoch of the job's submission: deadlines.firstStepSeconds counts from here. */
+  submittedAt: z.number().optional(),
 });
 export type TrainHeartbeat = z.infer<typeof TrainHeartbeatSchema>;

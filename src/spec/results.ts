@@ -23,7 +23,8 @@ export const AllReduceResultSchema = z.object({
 }).passthrough();
 export type AllReduceResult = z.infer<typeof AllReduceResultSchema>;
 
-export const CheckpointFileSchema = z.strictObject({ path: z.string(), bytes: z.number(), sha256: z.string() });
+/** mtimeMs: when the file was hashed; a later stat that finds the same size and mtime reuses the hash. */
+export const CheckpointFileSchema = z.strictObject({ path: z.string(), bytes: z.number(), sha256: z.string(), mtimeMs: z.number().optional() });
 export const CheckpointRecordSchema = z.strictObject({
   step: z.number(),
   path: z.string(),
@@ -33,7 +34,7 @@ export const CheckpointRecordSchema = z.strictObject({
 });
 export type CheckpointRecord = z.infer<typeof CheckpointRecordSchema>;
 
-export const StageOutcomeSchema = z.enum(['succeeded', 'failed', 'cancelled', 'skipped']);
+export const StageOutcomeSchema = z.enum(['succeeded', 'failed', 'cancelled', 'skipped', 'earlyStopped']);
 export type StageOutcome = z.infer<typeof StageOutcomeSchema>;
 
 export const StageRecordSchema = z.strictObject({

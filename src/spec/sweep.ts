@@ -77,7 +77,8 @@ export type ParamSet = Record<string, ParamValue>;
 export const ChildOutcomeSchema = z.strictObject({
   index: z.number().int().min(0),
   workflowId: z.string(),
-  outcome: z.enum(['succeeded', 'failed', 'cancelled']),
+  /** earlyStopped: RAGEN stopped training on its own (not a failure; no validation ran). */
+  outcome: z.enum(['succeeded', 'failed', 'cancelled', 'earlyStopped']),
   successRate: z.number().optional(),
   manifestPath: z.string().optional(),
   error: z.string().optional(),

@@ -23,6 +23,9 @@ const FATAL: ReadonlySet<string> = new Set([
   ErrorTypes.RayVersionMismatch,
   ErrorTypes.ImageNotVerified,
   ErrorTypes.ManifestExists,
+  ErrorTypes.TrainingConfigInvalid,
+  ErrorTypes.CheckpointUnusable,
+  ErrorTypes.CheckpointDiskFull,
 ]);
 
 /**
@@ -46,6 +49,8 @@ export interface CampaignRun {
     attemptStartedAt: string;
   };
   checkpoints: LatestCheckpoint;
+  /** Attempts started in this run (not carried): a run makes progress before it continues as new. */
+  attemptsThisRun: number;
   outcome: CampaignResult['outcome'];
   reason?: string;
   failure?: unknown;
@@ -78,6 +83,7 @@ export function newCampaignRun(input: CampaignInput, info: RunIds): CampaignRun 
       attemptStartedAt: '',
     },
     checkpoints: { checkpoints: [], untrusted: [] },
+    attemptsThisRun: 0,
     outcome: 'failed',
   };
 }
@@ -106,6 +112,12 @@ export function progressOf(run: CampaignRun, now: string): CampaignProgress {
 export function finishedTraining(run: CampaignRun): boolean {
   const last = run.state.attempts.at(-1);
   return last?.outcome === 'succeeded' && (last.finalStep ?? 0) >= run.state.totalTrainingSteps;
+}
+
+/** The last attempt stopped early (RAGEN's rules would fire again on a resume): the reason, else undefined. */
+export function earlyStopReason(run: CampaignRun): string | undefined {
+  const last = run.state.attempts.at(-1);
+  return last?.outcome === 'earlyStopped' ? `attempt ${last.attempt} stopped early: ${last.ended.message}` : undefined;
 }
 
 /** Why no further attempt may start (a budget is used up, or the last failure is fatal); undefined if one may. */

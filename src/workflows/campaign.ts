@@ -6,6 +6,7 @@ import {
   ContinueAsNew,
   continueAsNew,
   isCancellation,
+  patched,
   setHandler,
   startChild,
   workflowInfo,
@@ -27,6 +28,7 @@ import {
   budgetFailure,
   buildCampaignManifestDraft,
   campaignResult,
+  earlyStopReason,
   finishedTraining,
   newCampaignRun,
   progressOf,
@@ -35,7 +37,7 @@ import { workflowNowIso } from './clock.js';
 import { progressSignal, stopAtNextCheckpointSignal } from './definitions.js';
 import type { experiment } from './experiment.js';
 import { unwrapFailure } from './failure-info.js';
-import { archiveCampaign, latestCompleteCheckpoint } from './policies.js';
+import { HASH_CHECKPOINTS_PATCH, archiveCampaign, hashCheckpoints, latestCompleteCheckpoint } from './policies.js';
 import { logStage } from './stage-log.js';
 import { statusQuery } from './status-query.js';
 
@@ -59,7 +61,16 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
   try {
     for (;;) {
       const latest = await findLatestCheckpoint(run);
-      if (finishedTraining(run)) break;
+      if (finishedTraining(run)) {
+        run.outcome = 'succeeded';
+        break;
+      }
+      const stoppedEarly = earlyStopReason(run);
+      if (stoppedEarly) {
+        run.outcome = 'earlyStopped';
+        run.reason = stoppedEarly;
+        break;
+      }
       failIfNoAttemptLeft(run);
       if (run.state.paused) await waitWhilePaused(run);
       else {
@@ -67,7 +78,6 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
         await runAttempt(run, child, latest);
       }
     }
-    run.outcome = 'succeeded';
   } catch (err) {
     if (err instanceof ContinueAsNew) throw err;
     settleFailure(run, err);
@@ -145,6 +155,10 @@ async function findLatestCheckpoint(run: CampaignRun): Promise<LatestCheckpoint[
 }
 
 async function refreshCheckpoints(run: CampaignRun): Promise<LatestCheckpoint['latest']> {
+  // New checkpoints are hashed once into the ledger (heartbeating); finding the latest only reads it.
+  if (patched(HASH_CHECKPOINTS_PATCH)) {
+    await hashCheckpoints({ checkpointDir: run.checkpointDir, ledgerPath: run.ledgerPath, now: workflowNowIso() });
+  }
   run.checkpoints = await latestCompleteCheckpoint({
     checkpointDir: run.checkpointDir,
     ledgerPath: run.ledgerPath,
@@ -171,6 +185,8 @@ async function waitWhilePaused(run: CampaignRun): Promise<void> {
 /** Between attempts only, carrying the lineage: a running child never loses its parent. */
 async function continueAsNewIfHistoryIsLong(run: CampaignRun): Promise<void> {
   const info = workflowInfo();
+  // Only after an attempt in this run: a run must make progress before it hands over.
+  if (run.attemptsThisRun === 0) return;
   if (info.historyLength < run.input.budgets.historyEventsBeforeContinueAsNew && !info.continueAsNewSuggested)
     return;
   run.state.historyEventsPerRun.push(info.historyLength);
@@ -200,9 +216,11 @@ async function runAttempt(
         provenance,
         resumeFrom: latest?.path,
         checkpointDir: run.checkpointDir,
+        ledgerPath: run.ledgerPath,
       },
     ],
   });
+  run.attemptsThisRun++;
   if (run.state.paused) child.current.signal(stopAtNextCheckpointSignal).catch(() => undefined);
   let ending: AttemptEnding & { cancellation?: unknown };
   try {
@@ -240,7 +258,9 @@ async function attemptEnding(child: Child): Promise<AttemptEnding & { cancellati
   try {
     const result = await child.result();
     const message =
-      result.outcome === 'paused' ? (result.training.error ?? 'paused') : `step ${result.training.finalStep}`;
+      result.outcome === 'paused' || result.outcome === 'earlyStopped'
+        ? (result.training.error ?? result.outcome)
+        : `step ${result.training.finalStep}`;
     return { result, outcome: result.outcome, ended: { type: result.outcome, message } };
   } catch (err) {
     const f = unwrapFailure(err);

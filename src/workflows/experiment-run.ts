@@ -4,6 +4,7 @@ import { stepOfCheckpointPath } from '../spec/campaign.js';
 import type { ClusterHandle } from '../spec/cluster.js';
 import { type ResumeFrom, trainArgv } from '../spec/entrypoint.js';
 import type { ExperimentInput, ExperimentResult, ExperimentStatus } from '../spec/experiment-input.js';
+import { codeCommits } from '../spec/code-commits.js';
 import type { ManifestDraft } from '../spec/manifest.js';
 import { runArchiveDir, runCheckpointDir, validationResultsPath } from '../spec/paths.js';
 import type {
@@ -37,6 +38,8 @@ export interface ExperimentRun {
   allReduce?: AllReduceResult;
   validationResult?: ValidationResult;
   finalStep?: number;
+  /** RAGEN stopped on its own (no final save): the step and reasons. */
+  earlyStopped?: ExperimentResult['training']['earlyStopped'];
   submits: number;
   training: Outcome;
   validation: Outcome;
@@ -86,11 +89,13 @@ export function newExperimentRun(input: ExperimentInput, info: RunIds): Experime
 export function buildManifestDraft(run: ExperimentRun): ManifestDraft {
   const { spec, provenance, resumeFrom } = run.input;
   const { verified, joined, validationResult } = run;
+  const image = verified?.image ?? { verified: false, note: 'verify did not run' };
   return {
     experiment: spec.name,
     temporal: { ...run.ids },
     provenance,
-    image: verified?.image ?? { verified: false, note: 'verify did not run' },
+    commits: codeCommits(spec, provenance, image),
+    image,
     rayVersion: {
       declared: spec.rayVersion,
       planned: verified?.plannedRayVersion,
@@ -121,6 +126,7 @@ export function buildManifestDraft(run: ExperimentRun): ManifestDraft {
       ...run.training,
       finalStep: run.finalStep,
       totalTrainingSteps: spec.trainer.totalTrainingSteps,
+      earlyStopped: run.earlyStopped,
     },
     validation: {
       ...run.validation,
@@ -136,7 +142,7 @@ export function buildManifestDraft(run: ExperimentRun): ManifestDraft {
 export function experimentResult(run: ExperimentRun): ExperimentResult {
   return {
     outcome: run.outcome ?? 'failed',
-    training: { ...run.training, finalStep: run.finalStep },
+    training: { ...run.training, finalStep: run.finalStep, earlyStopped: run.earlyStopped },
     validation: { ...run.validation, successRate: run.validationResult?.success_rate },
     archive: run.archive,
     teardown: run.teardown,

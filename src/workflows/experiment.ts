@@ -4,13 +4,15 @@ import {
   condition,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import { stepOfCheckpointPath } from '../spec/campaign.js';
 import { ErrorTypes } from '../spec/error-types.js';
 import type { ExperimentInput, ExperimentResult } from '../spec/experiment-input.js';
 import { clusterName } from '../spec/naming.js';
-import { checkpointPath, validationResultsPath } from '../spec/paths.js';
+import { checkpointPath, ledgerPath, validationResultsPath } from '../spec/paths.js';
 import type { StageName, StageRecord } from '../spec/results.js';
 import { workflowNowIso } from './clock.js';
 import { withDeadline } from './deadline.js';
@@ -32,9 +34,11 @@ import {
 import { outcomeOf, unwrapFailure } from './failure-info.js';
 import { logStage } from './stage-log.js';
 import {
+  HASH_CHECKPOINTS_PATCH,
   allReduceCheck,
   archive,
   awaitJoin,
+  hashCheckpoints,
   preflight,
   submitCluster,
   teardown,
@@ -140,7 +144,13 @@ async function withinRunDeadline(run: ExperimentRun, pipeline: () => Promise<voi
     run.failure = err;
   }
   run.outcome =
-    run.failure !== undefined ? outcomeOf(run.failure) : run.pausedAtCheckpoint ? 'paused' : 'succeeded';
+    run.failure !== undefined
+      ? outcomeOf(run.failure)
+      : run.pausedAtCheckpoint
+        ? 'paused'
+        : run.earlyStopped
+          ? 'earlyStopped'
+          : 'succeeded';
   logStage('done', run.status.attempt, { outcome: run.outcome });
 }
 
@@ -228,13 +238,26 @@ async function trainStage(run: ExperimentRun): Promise<boolean> {
     })
     .catch(() => undefined);
   try {
+    const resumedStep = stepOfCheckpointPath(run.input.resumeFrom);
+    if (resumedStep >= spec.trainer.totalTrainingSteps) {
+      // The checkpoint already holds every step (a finished run resumed): train nothing more.
+      run.finalStep = resumedStep;
+      training.error = `resumed from step ${resumedStep}, at or past trainer.totalTrainingSteps=${spec.trainer.totalTrainingSteps}: no training job`;
+      return true;
+    }
     const result = await trainScope.run(() =>
       stage(run, 'train', () =>
         train({ spec, handle: cluster, checkpointDir: run.checkpointDir, resume: run.resume }),
       ),
     );
     run.finalStep = result.finalStep;
-    training.outcome = 'succeeded';
+    run.earlyStopped = result.earlyStopped;
+    training.outcome = result.earlyStopped ? 'earlyStopped' : 'succeeded';
+    if (result.earlyStopped) {
+      // RAGEN stopped on purpose (no final save): nothing to validate as the run's result.
+      training.error = `early stop at step ${result.earlyStopped.step}: ${result.earlyStopped.reasons.join(', ')}`;
+      return false;
+    }
     return true;
   } catch (err) {
     if (run.pausedAtCheckpoint && isCancellation(err)) {
@@ -255,7 +278,11 @@ async function validateStage(run: ExperimentRun): Promise<void> {
   const { spec } = run.input;
   const cluster = run.handle!;
   try {
-    const checkpoint = checkpointPath(run.checkpointDir, run.finalStep ?? 0);
+    // A run resumed at its last step trained nothing: validate the checkpoint it resumed from.
+    const checkpoint =
+      run.training.outcome === 'skipped' && run.input.resumeFrom
+        ? run.input.resumeFrom
+        : checkpointPath(run.checkpointDir, run.finalStep ?? 0);
     const outPath = validationResultsPath(run.runDir);
     run.validationResult = await stage(run, 'validate', () =>
       validate({ spec, handle: cluster, checkpointPath: checkpoint, outPath }),
@@ -271,9 +298,17 @@ async function validateStage(run: ExperimentRun): Promise<void> {
 async function archiveStage(run: ExperimentRun): Promise<void> {
   if (!run.verified) return;
   const { archiveDir } = run.input.spec.storage;
+  const ledger = run.input.ledgerPath ?? ledgerPath(archiveDir, run.input.spec.name, run.ids.workflowId);
   try {
     const written = await CancellationScope.nonCancellable(() =>
-      stage(run, 'archive', () => archive({ draft: buildManifestDraft(run), archiveDir })),
+      stage(run, 'archive', async () => {
+        // Hashing is its own long-running activity; the archive reuses the ledger's hashes.
+        const checkpoints = patched(HASH_CHECKPOINTS_PATCH)
+          ? (await hashCheckpoints({ checkpointDir: run.checkpointDir, ledgerPath: ledger, now: workflowNowIso() }))
+              .checkpoints
+          : undefined;
+        return archive({ draft: buildManifestDraft(run), archiveDir, checkpoints });
+      }),
     );
     Object.assign(run.archive, { outcome: 'succeeded', manifestPath: written.manifestPath });
   } catch (err) {

@@ -40,6 +40,7 @@ export const activityProfiles = {
   validate: 'polling',
   archive: 'hashing',
   latestCompleteCheckpoint: 'hashing',
+  hashCheckpoints: 'hashing',
   train: 'longRunning',
   teardown: 'cleanup',
   reapClusters: 'cleanup',
@@ -57,6 +58,9 @@ function bind<P extends ProfileName>(profile: P) {
 // Bound once here (as temporalio/samples-typescript does); call sites never choose a profile.
 export const { preflight, verify, submitCluster, archiveSweep, archiveCampaign } = bind('quick');
 export const { awaitJoin, allReduceCheck, validate } = bind('polling');
-export const { archive, latestCompleteCheckpoint } = bind('hashing');
+export const { archive, latestCompleteCheckpoint, hashCheckpoints } = bind('hashing');
 export const { train } = bind('longRunning');
 export const { teardown, reapClusters } = bind('cleanup');
+
+/** Workflows started before hashing became its own activity replay without it. */
+export const HASH_CHECKPOINTS_PATCH = 'hash-checkpoints-activity';

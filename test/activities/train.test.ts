@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
-import { createTrain } from '../../src/activities/train.js';
+import { createTrain, type TrainResult } from '../../src/activities/train.js';
 import { createAwaitJoin } from '../../src/activities/join.js';
 import type { ActivityDeps } from '../../src/activities/deps.js';
 import type { ClusterHandle, ClusterStatus } from '../../src/spec/cluster.js';
@@ -67,13 +67,133 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
     assert.equal(head.stopped.length, 1);
   });
 
-  it('fails an early stop (exit 0 before total_training_steps) as TrainingIncomplete', async () => {
+  it("returns RAGEN's early stop (exit 0, early_stopped/* metric) with its reason", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'train-'));
     const head = new FakeRayHead();
     head.status = 'SUCCEEDED';
-    head.logs = 'step:7 - early_stopped/low_validation_success:1.0\n';
+    head.exitCode = 0;
+    head.logs =
+      '(TaskRunner pid=1) step:7 - val-env/CoordSokoban/success:0.0 - early_stopped/low_validation_success:1.0\n';
     const env = new MockActivityEnvironment();
-    await assert.rejects(env.run(createTrain(deps(head)), { spec: testSpec(), handle, checkpointDir: dir, resume: { mode: 'disable' as const } }), /exited 0 at step 7\/20.*early stop/);
+    const result = await env.run(createTrain(deps(head)), {
+      spec: testSpec(),
+      handle,
+      checkpointDir: dir,
+      resume: { mode: 'disable' as const },
+    });
+    assert.deepEqual((result as TrainResult).earlyStopped, { step: 7, reasons: ['low_validation_success'] });
+  });
+
+  it('fails exit 0 before total_training_steps without an early-stop metric as TrainingIncomplete', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'train-'));
+    const head = new FakeRayHead();
+    head.status = 'SUCCEEDED';
+    head.logs = 'step:7 - critic/score/mean:1\n';
+    const env = new MockActivityEnvironment();
+    await assert.rejects(
+      env.run(createTrain(deps(head)), {
+        spec: testSpec(),
+        handle,
+        checkpointDir: dir,
+        resume: { mode: 'disable' as const },
+      }),
+      (err: Error & { type?: string }) => {
+        assert.equal(err.type, 'TrainingIncomplete');
+        assert.match(err.message, /exited 0 at step 7\/20/);
+        return true;
+      },
+    );
+  });
+
+  for (const [exitCode, logs, type] of [
+    [2, "config error: unknown override key 'trainer.no_such'", 'TrainingConfigInvalid'],
+    [
+      1,
+      "hydra.errors.ConfigCompositionException: Could not override 'trainer.no_such'.",
+      'TrainingConfigInvalid',
+    ],
+    [
+      3,
+      'resource error: Total available GPUs 1 is less than total desired GPUs 2',
+      'TrainingResourceShortfall',
+    ],
+    [4, 'checkpoint error: world size changed', 'CheckpointUnusable'],
+    [1, 'RuntimeError: CUDA error: an illegal memory access', 'TrainingFailed'],
+    [1, "OSError: [Errno 28] No space left on device: '/ckpt/global_step_20/actor'", 'CheckpointDiskFull'],
+  ] as const) {
+    it(`types a FAILED job with exit ${exitCode} and "${logs.slice(0, 40)}…" as ${type}`, async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'train-'));
+      const head = new FakeRayHead();
+      head.status = 'FAILED';
+      head.exitCode = exitCode;
+      head.logs = `step:3 - critic/score/mean:1\n${logs}\n`;
+      const env = new MockActivityEnvironment();
+      await assert.rejects(
+        env.run(createTrain(deps(head)), {
+          spec: testSpec(),
+          handle,
+          checkpointDir: dir,
+          resume: { mode: 'disable' as const },
+        }),
+        (err: Error & { type?: string }) => {
+          assert.equal(err.type, type);
+          if (type === 'CheckpointDiskFull') assert.match(err.message, /\d+\.\d\d GB free on /);
+          return true;
+        },
+      );
+    });
+  }
+
+  it('gives the first step deadlines.firstStepSeconds, then noProgressSeconds between steps', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'train-'));
+    const head = new FakeRayHead();
+    head.submitted.push('c-a0-train-0');
+    const spec = testSpec();
+    spec.deadlines.noProgressSeconds = 60;
+    spec.deadlines.firstStepSeconds = 3600;
+    // 10 minutes after submission, resumed at step 10: only its validation line (step:10) so far.
+    const waiting: TrainHeartbeat = {
+      step: 10,
+      lastCheckpointStep: 10,
+      submissionId: 'c-a0-train-0',
+      lastProgressAt: Date.now() - 600_000,
+      submittedAt: Date.now() - 600_000,
+    };
+    head.logs = 'step:10 - val-env/CoordSokoban/success:0.5\n';
+    const env = new MockActivityEnvironment({ heartbeatDetails: waiting });
+    const resume = { mode: 'resume_path' as const, path: `${dir}/global_step_10` };
+    const running = env.run(createTrain(deps(head)), { spec, handle, checkpointDir: dir, resume });
+    await new Promise((r) => setTimeout(r, 150));
+    assert.deepEqual(head.stopped, [], 'still within firstStepSeconds: not stopped');
+    env.cancel();
+    await assert.rejects(running, (err) => err instanceof CancelledFailure);
+    // The first step came and then nothing for longer than noProgressSeconds.
+    const stuck = new FakeRayHead();
+    stuck.submitted.push('c-a0-train-0');
+    stuck.logs = 'step:10 - x:1\nstep:11 - x:1\n';
+    const after: TrainHeartbeat = { ...waiting, step: 11 };
+    await assert.rejects(
+      new MockActivityEnvironment({ heartbeatDetails: after }).run(createTrain(deps(stuck)), {
+        spec,
+        handle,
+        checkpointDir: dir,
+        resume,
+      }),
+      /noProgressSeconds=60/,
+    );
+    // No first step within firstStepSeconds.
+    spec.deadlines.firstStepSeconds = 300;
+    const never = new FakeRayHead();
+    never.submitted.push('c-a0-train-0');
+    await assert.rejects(
+      new MockActivityEnvironment({ heartbeatDetails: waiting }).run(createTrain(deps(never)), {
+        spec,
+        handle,
+        checkpointDir: dir,
+        resume,
+      }),
+      /firstStepSeconds=300/,
+    );
   });
 
   it('stops the job when the activity is cancelled', async () => {

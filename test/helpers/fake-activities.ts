@@ -19,6 +19,7 @@ export function fakeActivities(overrides: Partial<Activities> = {}) {
     allReduceCheck: async () => ({ ok: true, path: 'fake', world_size: 2, bus_bandwidth_gbps: 1 }),
     train: async ({ spec }) => ({ finalStep: spec.trainer.totalTrainingSteps, lastCheckpointStep: spec.trainer.totalTrainingSteps, lastMetrics: {}, entrypoint: [] }),
     validate: async ({ checkpointPath }) => ({ checkpoint: checkpointPath, step: 20, episodes: 32, seed: 123, success_rate: 0.75, mean_reward: 5, mean_actions: 4, records: [] }),
+    hashCheckpoints: async () => ({ hashed: [], checkpoints: [] }),
     archive: async ({ draft }) => ({ manifestPath: `/fake/${draft.temporal.workflowId}/manifest.json`, sha256: 'f'.repeat(64), checkpoints: 0 }),
     teardown: async () => ({ alreadyGone: false }),
     reapClusters: async () => ({ startedAt: '', durationMs: 0, entries: [] }),

@@ -8,6 +8,8 @@ import type { ClusterStatus } from '../../src/spec/cluster.js';
  */
 export class FakeRayHead implements RayHeadApi {
   status: RayJobStatus = 'RUNNING';
+  /** JobInfo.driver_exit_code once the job ended (undefined: as Ray before 2.7 reports it). */
+  exitCode: number | undefined;
   logs = '';
   submitted: string[] = [];
   stopped: string[] = [];
@@ -23,7 +25,12 @@ export class FakeRayHead implements RayHeadApi {
     return { created };
   }
   async job(id: string): Promise<RayJobInfo> {
-    return { submissionId: id, status: this.status, message: '' };
+    return {
+      submissionId: id,
+      status: this.status,
+      message: '',
+      ...(this.exitCode === undefined ? {} : { driverExitCode: this.exitCode }),
+    };
   }
   async jobLogs() {
     return this.logs;

@@ -110,7 +110,9 @@ export class FaultHarness {
     spec.trainer.saveFreq = 2;
     spec.trainer.overrides = { 'trainer.val_before_train': false, 'es_manager.val.env_groups': 8, ...overrides };
     spec.validation.episodes = 16;
-    spec.deadlines = { joinSeconds: 120, runSeconds: 900, noProgressSeconds: 60 };
+    // The file logger too: stepsLost reads every attempt's steps from <checkpoint dir>/metrics.jsonl.
+    spec.trainer.loggers = ['console', 'file'];
+    spec.deadlines = { joinSeconds: 120, runSeconds: 900, noProgressSeconds: 60, firstStepSeconds: 300 };
     return spec;
   }
 

@@ -14,6 +14,8 @@ kuberay:
 `;
 }
 
+/** The stand-in kubelet's pods run this project's venv, which has the toy payload, not RAGEN's train.py. */
 export function kuberaySpec(storageRoot?: string, pvc?: string): ExperimentSpec {
-  return parseExperimentSpec(kuberaySpecYaml(storageRoot, pvc));
+  const spec = parseExperimentSpec(kuberaySpecYaml(storageRoot, pvc));
+  return { ...spec, trainer: { ...spec.trainer, entrypoint: ['python', '-m', 'ragen_toy.train'] } };
 }

@@ -31,7 +31,7 @@ describe('activity profiles (bound once, in src/workflows/policies.ts)', () => {
     assert.deepEqual(byProfile, {
       quick: ['preflight', 'verify', 'submitCluster', 'archiveSweep', 'archiveCampaign'],
       polling: ['awaitJoin', 'allReduceCheck', 'validate'],
-      hashing: ['archive', 'latestCompleteCheckpoint'],
+      hashing: ['archive', 'latestCompleteCheckpoint', 'hashCheckpoints'],
       longRunning: ['train'],
       cleanup: ['teardown', 'reapClusters'],
     });
@@ -45,6 +45,7 @@ describe('activity profiles (bound once, in src/workflows/policies.ts)', () => {
       'train',
       'archive',
       'latestCompleteCheckpoint',
+      'hashCheckpoints',
     ] as const) {
       const profile: { heartbeatTimeout?: string } = profiles[activityProfiles[activity]];
       assert.ok(profile.heartbeatTimeout, `${activity} (${activityProfiles[activity]}) must heartbeat`);

@@ -19,4 +19,9 @@ describe("verl console line parser", () => {
     assert.equal(summary.lastStep, 2);
     assert.deepEqual(summary.earlyStopped, ['early_stopped/reward_variance_collapse']);
   });
+
+  it('does not take an early_stopped/* metric logged as 0 for a stop', () => {
+    const summary = summarizeTrainLog('step:1 - early_stopped/empty_filtered_steps:0.0 - critic/score/mean:1\n');
+    assert.deepEqual(summary.earlyStopped, []);
+  });
 });

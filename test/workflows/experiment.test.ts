@@ -52,7 +52,7 @@ function failureResult(error: unknown): { type?: string; result?: ExperimentResu
 describe('experiment workflow (time-skipping server, fake activities)', () => {
   it('runs the eight stages in order and records each outcome', async () => {
     const { result, calls } = await runWith({});
-    assert.deepEqual(calls, ['preflight', 'verify', 'submitCluster', 'awaitJoin', 'allReduceCheck', 'train', 'validate', 'archive', 'teardown']);
+    assert.deepEqual(calls, ['preflight', 'verify', 'submitCluster', 'awaitJoin', 'allReduceCheck', 'train', 'validate', 'hashCheckpoints', 'archive', 'teardown']);
     assert.equal(result?.outcome, 'succeeded');
     assert.equal(result?.training.outcome, 'succeeded');
     assert.equal(result?.validation.successRate, 0.75);

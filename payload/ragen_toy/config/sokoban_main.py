@@ -39,6 +39,8 @@ SETTINGS: dict[str, Setting] = {
     "trainer.resume_from_path": Setting(None, "str", nullable=True),
     "trainer.logger": Setting(("console",), "list_of_enum", choices=("console", "file")),
     "trainer.max_actor_ckpt_to_keep": Setting(2, "int", nullable=True, minimum=2, help="null = keep all"),
+    # RAGEN keeps one critic checkpoint by default; the toy has no critic, so the key is only accepted.
+    "trainer.max_critic_ckpt_to_keep": Setting(1, "int", nullable=True, minimum=1, help="accepted for compatibility; no critic here"),
     "trainer.gpu_wait_timeout_s": Setting(60.0, "float", minimum=0),
     "trainer.placement_timeout_s": Setting(60.0, "float", minimum=0),
     "trainer.cpus_per_gpu_slot": Setting(0.25, "float", minimum=0),
@@ -61,6 +63,11 @@ SETTINGS: dict[str, Setting] = {
     "algorithm.epsilon_decay_steps": Setting(10, "int", minimum=1),
     "algorithm.epochs_per_step": Setting(2, "int", minimum=1),
     "algorithm.minibatch_size": Setting(256, "int", minimum=1),
+    # RAGEN's `early_stopped/low_validation_success` rule (contract §1.6, §4.3): stop (exit 0, no
+    # final save) once val success stayed below min_val_success on `patience` consecutive in-loop
+    # validations. RAGEN hard-codes 0.01 and 5; the toy lets tests reach it.
+    "early_stop.min_val_success": Setting(0.01, "float", minimum=0, help="RAGEN: 0.01"),
+    "early_stop.patience": Setting(5, "int", minimum=1, help="RAGEN: 5 consecutive validations"),
     # Fault-injection hook for the orchestrator's tests (not in RAGEN): exit 1 right after step N
     # (after its save, if any), once per default_local_dir; a marker file there records that it fired.
     "fault.exit_after_step": Setting(None, "int", nullable=True, minimum=1, help="tests only: exit 1 once after this step"),

@@ -7,6 +7,8 @@ export interface RayJobInfo {
   submissionId: string;
   status: RayJobStatus;
   message: string;
+  /** The entrypoint's exit code once it ended (JobInfo.driver_exit_code; absent before Ray 2.7 or while running). */
+  driverExitCode?: number;
 }
 
 interface NodesResponse {
@@ -66,8 +68,10 @@ export class RayDashboardClient implements RayHeadApi {
   /** undefined when no job with this id exists. */
   async job(submissionId: string): Promise<RayJobInfo | undefined> {
     try {
-      const body = await requestJson<{ status: RayJobStatus; message?: string }>(`${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}`);
-      return { submissionId, status: body.status, message: body.message ?? '' };
+      const body = await requestJson<{ status: RayJobStatus; message?: string; driver_exit_code?: number | null }>(`${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}`);
+      const info: RayJobInfo = { submissionId, status: body.status, message: body.message ?? '' };
+      if (typeof body.driver_exit_code === 'number') info.driverExitCode = body.driver_exit_code;
+      return info;
     } catch (err) {
       if (err instanceof RayHttpError && err.status === 404) return undefined;
       throw err;

@@ -1,0 +1,82 @@
+/**
+ * Benchmark: checkpoint hashing at real sizes. Writes a synthetic checkpoint (default 4 GiB: 48
+ * FSDP-like shards of 80 MiB plus 256 small files of 1 MiB) into a temp dir, reads it once so both
+ * contenders find it in the page cache, then hashes the same files with `sha256sum` (one process,
+ * all files) and with the hashCheckpoints activity (MockActivityEnvironment: heartbeats and the
+ * ledger included). Prints GB/s of each and their ratio (goal >= 0.9). Deletes the dir afterwards.
+ * CPU bound: run it on a quiet machine, e.g. `nice -n 5 npx tsx bench/hash.ts [GiB]`.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { filesUnder } from '../src/activities/checkpoints.js';
+import { checkpointPath } from '../src/spec/paths.js';
+import { createHashCheckpoints, type HashCheckpointsResult } from '../src/activities/hash-checkpoints.js';
+
+const run = promisify(execFile);
+const gib = Number(process.argv[2] ?? 4);
+const MiB = 1024 * 1024;
+const smallFiles = Math.round(256 * (gib / 4));
+const shardBytes = 80 * MiB;
+const shards = Math.max(1, Math.round((gib * 1024 * MiB - smallFiles * MiB) / shardBytes));
+
+/** Write `bytes` of a random block repeated, with the file index mixed in so files differ. */
+async function fill(path: string, bytes: number, block: Buffer, index: number): Promise<void> {
+  const file = await open(path, 'w');
+  try {
+    for (let written = 0; written < bytes; written += block.length) {
+      block.writeUInt32LE(index, 0);
+      block.writeUInt32LE(written / block.length, 4);
+      await file.write(block, 0, Math.min(block.length, bytes - written));
+    }
+  } finally {
+    await file.close();
+  }
+}
+
+const root = await mkdtemp(join(tmpdir(), 'bench-hash-'));
+try {
+  const dir = join(root, 'ckpt');
+  const step = checkpointPath(dir, 100);
+  await mkdir(join(step, 'actor'), { recursive: true });
+  await mkdir(join(step, 'actor', 'huggingface'), { recursive: true });
+  const block = randomBytes(8 * MiB);
+  for (let i = 0; i < shards; i++)
+    await fill(join(step, 'actor', `model_world_size_${shards}_rank_${i}.pt`), shardBytes, block, i);
+  for (let i = 0; i < smallFiles; i++)
+    await fill(join(step, 'actor', 'huggingface', `part-${i}.bin`), MiB, block, shards + i);
+  await writeFile(join(dir, 'latest_checkpointed_iteration.txt'), '100');
+  const files = await filesUnder(step);
+  const total = shards * shardBytes + smallFiles * MiB;
+  await run('sh', ['-c', 'cat "$@" > /dev/null', 'sh', ...files]); // warm the page cache
+
+  const gbps = (ms: number) => total / 1e9 / (ms / 1000);
+  const results: { name: string; ms: number }[] = [];
+  for (let round = 0; round < 2; round++) {
+    let t = performance.now();
+    await run('sha256sum', files, { maxBuffer: 64 * MiB });
+    results.push({ name: 'sha256sum', ms: performance.now() - t });
+    t = performance.now();
+    const ledgerPath = join(root, `ledger-${round}.json`);
+    const r = (await new MockActivityEnvironment().run(createHashCheckpoints(), {
+      checkpointDir: dir,
+      ledgerPath,
+      now: 'bench',
+    })) as HashCheckpointsResult;
+    results.push({ name: 'hashCheckpoints', ms: performance.now() - t });
+    if (r.checkpoints[0]?.files.length !== files.length) throw new Error('hashCheckpoints missed files');
+  }
+  const best = (name: string) => Math.min(...results.filter((r) => r.name === name).map((r) => r.ms));
+  console.log(
+    `checkpoint: ${files.length} files, ${(total / 1e9).toFixed(2)} GB (${shards} x 80 MiB + ${smallFiles} x 1 MiB), page cache warm; best of 2`,
+  );
+  console.log(`sha256sum (coreutils, 1 process): ${gbps(best('sha256sum')).toFixed(2)} GB/s`);
+  console.log(`hashCheckpoints (node crypto, 8 MiB reads): ${gbps(best('hashCheckpoints')).toFixed(2)} GB/s`);
+  console.log(`ratio: ${(best('sha256sum') / best('hashCheckpoints')).toFixed(2)} (goal >= 0.9)`);
+} finally {
+  await rm(root, { recursive: true, force: true });
+}
