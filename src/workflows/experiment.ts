@@ -9,6 +9,7 @@ import type { ManifestDraft } from '../spec/manifest.js';
 import { clusterName } from '../spec/naming.js';
 import type { AllReduceResult, Outcome, PreflightCheck, StageName, StageRecord, ValidationResult } from '../spec/results.js';
 import { workflowNowIso } from './clock.js';
+import { awaitAdmission } from './admission.js';
 import { withDeadline } from './deadline.js';
 import {
   joinedWorkersQuery,
@@ -121,6 +122,7 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
       const cluster = handle;
       try {
         joined = await stage('join', async () => {
+          if (spec.kuberay?.queueName) await awaitAdmission(spec, cluster);
           const r = await withDeadline(spec.deadlines.joinSeconds * 1000, () => polling.awaitJoin({ spec, handle: cluster }));
           if (r.timedOut) {
             throw ApplicationFailure.create({
@@ -129,6 +131,8 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
               message: `workers did not join within ${spec.deadlines.joinSeconds} s (deadlines.joinSeconds): ${status.joinedWorkers} joined, ${status.gpusRegistered} GPUs registered`,
             });
           }
+          // The local backend shares the worker's file system by construction; a KubeRay one must prove it.
+          if (spec.backend === 'kuberay') await polling.proveSharedStorage({ spec, handle: cluster, runDir });
           allReduce = await polling.allReduceCheck({ spec, handle: cluster, runDir });
           return r.value;
         });

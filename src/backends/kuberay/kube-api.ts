@@ -1,5 +1,6 @@
 import { ApiextensionsV1Api, ApisApi, AuthorizationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, Watch } from '@kubernetes/client-node';
 import { type KubeAction, KubeStatusError, kubeFailure, statusOf } from './kube-errors.js';
+import type { PodLike } from './pod-failures.js';
 import { RAYCLUSTER, type RayClusterObject } from './raycluster.js';
 
 /**
@@ -123,6 +124,30 @@ export class KubeApi {
   async rayPods(cluster: string): Promise<number> {
     const list = await this.call({ verb: 'list', resource: 'pods', namespace: this.namespace }, () => this.core.listNamespacedPod({ namespace: this.namespace, labelSelector: `ray.io/cluster=${cluster}` }));
     return list.items.length;
+  }
+
+  /** The Pods of a cluster with the list's resourceVersion, to start a watch from. */
+  async listClusterPods(cluster: string): Promise<{ items: PodLike[]; resourceVersion?: string }> {
+    const list = await this.call({ verb: 'list', resource: 'pods', namespace: this.namespace }, () =>
+      this.core.listNamespacedPod({ namespace: this.namespace, labelSelector: `ray.io/cluster=${cluster}` }),
+    );
+    return { items: list.items as PodLike[], resourceVersion: list.metadata?.resourceVersion };
+  }
+
+  /** Watch a cluster's Pods (label ray.io/cluster); same contract as watchRayCluster. */
+  async watchClusterPods(
+    cluster: string,
+    resourceVersion: string | undefined,
+    onEvent: (e: { type: WatchEvent['type']; object: PodLike }) => void,
+    onDone: (err: unknown) => void,
+  ): Promise<AbortController> {
+    this.requests++;
+    return this.watcher.watch(
+      `/api/v1/namespaces/${this.namespace}/pods`,
+      { labelSelector: `ray.io/cluster=${cluster}`, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 300 },
+      (type, object) => onEvent({ type: type as WatchEvent['type'], object: object as PodLike }),
+      onDone,
+    );
   }
 
   /** Whether ray.io/v1 rayclusters is served: the CRD when readable, else API discovery (open to every user). */
