@@ -13,14 +13,20 @@ import { heartbeatAndWait } from './heartbeat-loop.js';
  * {queuedSeconds}. Idempotent: it only reads.
  */
 export function createAwaitAdmission(deps: ActivityDeps) {
-  return async function awaitAdmission(input: { spec: ExperimentSpec; handle: ClusterHandle }): Promise<{ queuedSeconds: number }> {
+  return async function awaitAdmission(input: {
+    spec: ExperimentSpec;
+    handle: ClusterHandle;
+  }): Promise<{ queuedSeconds: number }> {
     const { spec, handle } = input;
     const backend = backendOf(deps, spec.backend);
     const started = Date.now();
     for (;;) {
       const status = await backend.describeCluster(handle);
       if (status.phase === 'failed' || status.phase === 'gone') {
-        throw permanent(status.failureType ?? ErrorTypes.ClusterLost, `cluster ${handle.name} is ${status.phase} while waiting for admission: ${status.message ?? ''}`);
+        throw permanent(
+          status.failureType ?? ErrorTypes.ClusterLost,
+          `cluster ${handle.name} is ${status.phase} while waiting for admission: ${status.message ?? ''}`,
+        );
       }
       const queuedSeconds = Math.round((Date.now() - started) / 1000);
       if (status.phase !== 'queued') return { queuedSeconds };

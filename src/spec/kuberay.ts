@@ -31,13 +31,20 @@ const LabelKey = z.string().refine(
     const slash = key.lastIndexOf('/');
     const prefix = slash < 0 ? undefined : key.slice(0, slash);
     const name = slash < 0 ? key : key.slice(slash + 1);
-    return LABEL_NAME.test(name) && (prefix === undefined || (prefix.length <= 253 && ObjectName.safeParse(prefix).success));
+    return (
+      LABEL_NAME.test(name) &&
+      (prefix === undefined || (prefix.length <= 253 && ObjectName.safeParse(prefix).success))
+    );
   },
-  { message: 'a node label key such as kubernetes.io/arch or gpu-type ([prefix/]name, name 1-63 characters)' },
+  {
+    message: 'a node label key such as kubernetes.io/arch or gpu-type ([prefix/]name, name 1-63 characters)',
+  },
 );
 const LabelValue = z
   .string()
-  .refine((v) => v === '' || LABEL_NAME.test(v), { message: 'a label value: up to 63 letters, digits, -, _ and .' });
+  .refine((v) => v === '' || LABEL_NAME.test(v), {
+    message: 'a label value: up to 63 letters, digits, -, _ and .',
+  });
 
 /** A memory quantity as Kubernetes writes it (`16Gi`, `512Mi`); a bare number means bytes. */
 const MemoryQuantity = z
@@ -57,13 +64,26 @@ const TolerationSchema = z
   })
   .superRefine((t, ctx) => {
     if (t.operator === 'Exists' && t.value !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['value'], message: 'operator Exists takes no value; remove value or use operator Equal' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['value'],
+        message: 'operator Exists takes no value; remove value or use operator Equal',
+      });
     }
     if (t.operator === 'Equal' && t.key === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['key'], message: 'operator Equal needs a key; give the taint key or use operator Exists to tolerate every taint' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['key'],
+        message:
+          'operator Equal needs a key; give the taint key or use operator Exists to tolerate every taint',
+      });
     }
     if (t.tolerationSeconds !== undefined && t.effect !== 'NoExecute') {
-      ctx.addIssue({ code: 'custom', path: ['tolerationSeconds'], message: 'tolerationSeconds applies only to effect NoExecute; set effect: NoExecute or remove it' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tolerationSeconds'],
+        message: 'tolerationSeconds applies only to effect NoExecute; set effect: NoExecute or remove it',
+      });
     }
   });
 
@@ -86,7 +106,11 @@ export const PodGroupSchema = z
     const request = g.memory === undefined ? undefined : parseQuantity(g.memory);
     const limit = g.memoryLimit === undefined ? request : parseQuantity(g.memoryLimit);
     if (request !== undefined && limit !== undefined && limit < request) {
-      ctx.addIssue({ code: 'custom', path: ['memoryLimit'], message: `memoryLimit ${g.memoryLimit} is below the request memory ${g.memory}; raise memoryLimit or lower memory` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['memoryLimit'],
+        message: `memoryLimit ${g.memoryLimit} is below the request memory ${g.memory}; raise memoryLimit or lower memory`,
+      });
     }
     const shm = g.shmSize === undefined ? undefined : parseQuantity(g.shmSize);
     if (shm !== undefined && limit !== undefined && shm > limit) {
@@ -101,7 +125,10 @@ export type PodGroupSettings = z.infer<typeof PodGroupSchema>;
 
 const EnvName = z
   .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name: letters, digits and _, not starting with a digit');
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_]*$/,
+    'an environment variable name: letters, digits and _, not starting with a digit',
+  );
 
 /** A value read from a key of a Kubernetes Secret by the kubelet: the spec names it, never holds it. */
 const SecretKeyRefSchema = z.strictObject({
@@ -127,12 +154,18 @@ export const KubeRaySchema = z
     /** ...and per group (by cluster.workerGroups[].name), field by field over `workers`. */
     workerGroups: z.record(z.string(), PodGroupSchema).optional(),
     /** Environment of every Ray container: a plain value, or {secret, key} read by the kubelet. */
-    env: z
-      .record(EnvName, z.union([z.string(), z.number(), z.boolean(), SecretKeyRefSchema]))
-      .optional(),
+    env: z.record(EnvName, z.union([z.string(), z.number(), z.boolean(), SecretKeyRefSchema])).optional(),
     /** Every key of these Secrets becomes an environment variable (optionally prefixed). */
     envFrom: z
-      .array(z.strictObject({ secret: ObjectName, prefix: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable prefix such as WANDB_').optional() }))
+      .array(
+        z.strictObject({
+          secret: ObjectName,
+          prefix: z
+            .string()
+            .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable prefix such as WANDB_')
+            .optional(),
+        }),
+      )
       .optional(),
     /** Secrets of type kubernetes.io/dockerconfigjson the kubelet pulls the image with. */
     imagePullSecrets: z.array(ObjectName).optional(),
@@ -170,25 +203,46 @@ export function kuberayIssues(
   const names = cluster.workerGroups.map((g) => g.name);
   for (const name of Object.keys(k.workerGroups ?? {})) {
     if (!names.includes(name)) {
-      issues.push({ path: ['kuberay', 'workerGroups', name], message: `no worker group named ${name} in cluster.workerGroups (${names.join(', ')}); use one of those names` });
+      issues.push({
+        path: ['kuberay', 'workerGroups', name],
+        message: `no worker group named ${name} in cluster.workerGroups (${names.join(', ')}); use one of those names`,
+      });
     }
   }
-  const cpuIssue = (path: (string | number)[], limit: number | undefined, request: number, requestField: string) => {
+  const cpuIssue = (
+    path: (string | number)[],
+    limit: number | undefined,
+    request: number,
+    requestField: string,
+  ) => {
     if (limit !== undefined && limit < request) {
-      issues.push({ path, message: `cpuLimit ${limit} is below the ${request} CPUs requested by ${requestField}; raise cpuLimit or remove it (no limit is the default)` });
+      issues.push({
+        path,
+        message: `cpuLimit ${limit} is below the ${request} CPUs requested by ${requestField}; raise cpuLimit or remove it (no limit is the default)`,
+      });
     }
   };
   cpuIssue(['kuberay', 'head', 'cpuLimit'], k.head?.cpuLimit, cluster.head.cpus, 'cluster.head.cpus');
   for (const g of cluster.workerGroups) {
     const own = k.workerGroups?.[g.name]?.cpuLimit;
-    const path = own !== undefined ? ['kuberay', 'workerGroups', g.name, 'cpuLimit'] : ['kuberay', 'workers', 'cpuLimit'];
-    cpuIssue(path, own ?? k.workers?.cpuLimit, g.cpusPerWorker, `cluster.workerGroups ${g.name}.cpusPerWorker`);
+    const path =
+      own !== undefined
+        ? ['kuberay', 'workerGroups', g.name, 'cpuLimit']
+        : ['kuberay', 'workers', 'cpuLimit'];
+    cpuIssue(
+      path,
+      own ?? k.workers?.cpuLimit,
+      g.cpusPerWorker,
+      `cluster.workerGroups ${g.name}.cpusPerWorker`,
+    );
   }
   return issues;
 }
 
 /** A worker group's settings: its own fields over the `workers` ones (whole fields, not merged deeper). */
 export function workerGroupSettings(k: KubeRaySettings, group: string): PodGroupSettings {
-  const own = Object.fromEntries(Object.entries(k.workerGroups?.[group] ?? {}).filter(([, v]) => v !== undefined));
+  const own = Object.fromEntries(
+    Object.entries(k.workerGroups?.[group] ?? {}).filter(([, v]) => v !== undefined),
+  );
   return { ...k.workers, ...own };
 }

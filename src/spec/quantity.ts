@@ -3,7 +3,8 @@
  * spec can compare them (a shm size above the memory limit, a limit below its request) before
  * anything is created. The string itself goes into the Pod unchanged.
  */
-const QUANTITY = /^(?<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?<suffix>Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$/;
+const QUANTITY =
+  /^(?<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?<suffix>Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$/;
 
 const FACTORS: Record<string, number> = {
   Ki: 2 ** 10,

@@ -65,12 +65,16 @@ export function judgeStorageProbe(input: {
   }
   for (const r of input.reports) {
     if (!r.ok) {
-      problems.push(`Ray node ${r.ip} (${r.node.slice(0, 12)}) does not see the worker's file ${input.probeDir}/nonce: ${r.error ?? 'unknown error'}`);
+      problems.push(
+        `Ray node ${r.ip} (${r.node.slice(0, 12)}) does not see the worker's file ${input.probeDir}/nonce: ${r.error ?? 'unknown error'}`,
+      );
       continue;
     }
     const ack = input.acks.get(r.node);
     if (ack === undefined) {
-      problems.push(`the orchestrator's worker does not see ${input.probeDir}/ack-${r.node}, written by Ray node ${r.ip}`);
+      problems.push(
+        `the orchestrator's worker does not see ${input.probeDir}/ack-${r.node}, written by Ray node ${r.ip}`,
+      );
     } else if (ack.trim() !== `${input.nonce} ${r.node}`) {
       problems.push(`${input.probeDir}/ack-${r.node} holds another run's content on the worker's side`);
     }

@@ -188,11 +188,11 @@ export class KubeApi {
     return { gpus, nodes };
   }
 
-  /** The PVC's phase, or undefined when it does not exist. */
-  async pvcPhase(name: string): Promise<string | undefined> {
+  /** The PVC's phase and access modes (the bound ones when bound), or undefined when it does not exist. */
+  async pvc(name: string): Promise<{ phase: string; accessModes: string[] } | undefined> {
     try {
       const pvc = await this.call({ verb: 'get', resource: 'persistentvolumeclaims', namespace: this.namespace, name }, () => this.core.readNamespacedPersistentVolumeClaim({ name, namespace: this.namespace }), [404]);
-      return pvc.status?.phase ?? 'Unknown';
+      return { phase: pvc.status?.phase ?? 'Unknown', accessModes: pvc.status?.accessModes ?? pvc.spec?.accessModes ?? [] };
     } catch (err) {
       if (err instanceof KubeStatusError && err.status === 404) return undefined;
       throw err;

@@ -42,13 +42,21 @@ export class RayPodCache {
       this.denied.add(cluster);
       return undefined;
     }
-    const fresh: Entry = { pods: new Map(list.items.map((p) => [p.metadata?.name ?? '', p])), live: false, lastUsed: Date.now() };
+    const fresh: Entry = {
+      pods: new Map(list.items.map((p) => [p.metadata?.name ?? '', p])),
+      live: false,
+      lastUsed: Date.now(),
+    };
     this.entries.set(cluster, fresh);
     await this.startWatch(cluster, fresh, list.resourceVersion);
     return list.items;
   }
 
-  private async startWatch(cluster: string, entry: Entry, resourceVersion: string | undefined): Promise<void> {
+  private async startWatch(
+    cluster: string,
+    entry: Entry,
+    resourceVersion: string | undefined,
+  ): Promise<void> {
     let ended = false;
     const abort = await this.api.watchClusterPods(
       cluster,

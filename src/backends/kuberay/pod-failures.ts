@@ -15,7 +15,10 @@ export interface ContainerStatusLike {
 
 export interface PodLike {
   metadata?: { name?: string; labels?: Record<string, string>; deletionTimestamp?: string | Date };
-  spec?: { containers?: { name: string; image?: string }[]; initContainers?: { name: string; image?: string }[] };
+  spec?: {
+    containers?: { name: string; image?: string }[];
+    initContainers?: { name: string; image?: string }[];
+  };
   status?: {
     phase?: string;
     conditions?: { type: string; status: string; reason?: string; message?: string }[];
@@ -25,14 +28,23 @@ export interface PodLike {
 }
 
 export interface PodFailure {
-  type: typeof ErrorTypes.ImagePullFailed | typeof ErrorTypes.PodCrashLooping | typeof ErrorTypes.PodConfigInvalid;
+  type:
+    | typeof ErrorTypes.ImagePullFailed
+    | typeof ErrorTypes.PodCrashLooping
+    | typeof ErrorTypes.PodConfigInvalid;
   pod: string;
   container: string;
   message: string;
 }
 
 /** kubelet waiting reasons for an image it cannot get (pkg/kubelet/images). */
-const IMAGE_PULL_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull', 'ImageInspectError']);
+const IMAGE_PULL_REASONS = new Set([
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'ErrImageNeverPull',
+  'ImageInspectError',
+]);
 /** A container the kubelet cannot even create: its env names a Secret or key that does not exist. */
 const CONFIG_REASONS = new Set(['CreateContainerConfigError', 'CreateContainerError']);
 /** Restarts that count as a loop even between two back-offs (when the state reads running). */
@@ -44,7 +56,12 @@ function lastExit(s: ContainerStatusLike): string {
   return `last exit code ${t.exitCode ?? '?'}${t.reason ? ` (${t.reason})` : ''}${t.message ? `: ${t.message.trim().slice(0, 300)}` : ''}`;
 }
 
-function containerFailure(pod: string, kind: string, s: ContainerStatusLike, image: string | undefined): PodFailure | undefined {
+function containerFailure(
+  pod: string,
+  kind: string,
+  s: ContainerStatusLike,
+  image: string | undefined,
+): PodFailure | undefined {
   const waiting = s.state?.waiting;
   const reason = waiting?.reason ?? '';
   const where = `pod ${pod}, ${kind} ${s.name}`;
@@ -89,7 +106,9 @@ export function podFailures(pods: readonly PodLike[]): PodFailure[] {
   for (const pod of pods) {
     if (pod.metadata?.deletionTimestamp) continue;
     const name = pod.metadata?.name ?? '?';
-    const images = new Map([...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => [c.name, c.image]));
+    const images = new Map(
+      [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => [c.name, c.image]),
+    );
     for (const [kind, statuses] of [
       ['init container', pod.status?.initContainerStatuses],
       ['container', pod.status?.containerStatuses],
@@ -110,7 +129,9 @@ export function podsWaiting(pods: readonly PodLike[]): string[] {
     if (pod.status?.phase !== 'Pending' || pod.metadata?.deletionTimestamp) continue;
     const scheduled = pod.status.conditions?.find((c) => c.type === 'PodScheduled');
     if (scheduled?.status === 'False') {
-      notes.push(`pod ${pod.metadata?.name ?? '?'} not scheduled (${scheduled.reason ?? ''}${scheduled.message ? `: ${scheduled.message}` : ''})`);
+      notes.push(
+        `pod ${pod.metadata?.name ?? '?'} not scheduled (${scheduled.reason ?? ''}${scheduled.message ? `: ${scheduled.message}` : ''})`,
+      );
     }
   }
   return notes;

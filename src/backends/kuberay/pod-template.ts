@@ -49,7 +49,10 @@ export function containerEnv(k: KubeRaySettings) {
 }
 
 export function containerEnvFrom(k: KubeRaySettings) {
-  return (k.envFrom ?? []).map((e) => ({ ...(e.prefix ? { prefix: e.prefix } : {}), secretRef: { name: e.secret } }));
+  return (k.envFrom ?? []).map((e) => ({
+    ...(e.prefix ? { prefix: e.prefix } : {}),
+    secretRef: { name: e.secret },
+  }));
 }
 
 export function rayContainer(k: KubeRaySettings, c: RayContainerInput) {
@@ -94,7 +97,8 @@ export function podSpec(
   const volumes: Record<string, unknown>[] = [
     { name: STORAGE_VOLUME, persistentVolumeClaim: { claimName: k.storage.pvc } },
   ];
-  if (group.shmSize) volumes.push({ name: SHM_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: group.shmSize } });
+  if (group.shmSize)
+    volumes.push({ name: SHM_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: group.shmSize } });
   return {
     ...(k.serviceAccount ? { serviceAccountName: k.serviceAccount } : {}),
     ...(k.imagePullSecrets?.length ? { imagePullSecrets: k.imagePullSecrets.map((name) => ({ name })) } : {}),
