@@ -58,8 +58,11 @@ export const ProvenanceSchema = z.strictObject({
   modelRevision: z.string().min(1).optional(),
 });
 
+/** Join deadline when the spec sets none: a kuberay cluster may first pull a large image on every node. */
+export const JOIN_SECONDS_DEFAULT = { local: 180, kuberay: 900 } as const;
+
 export const DeadlinesSchema = z.strictObject({
-  /** Default 180 s on the local backend, 1200 s on kuberay (a multi-GB image pull on a fresh node). */
+  /** Default by backend: JOIN_SECONDS_DEFAULT. */
   joinSeconds: PositiveInt.optional(),
   runSeconds: PositiveInt.default(6 * 3600),
   noProgressSeconds: PositiveInt.default(300),
@@ -72,9 +75,6 @@ export const JoinSchema = z.strictObject({
   /** Bus bandwidth floor for the all-reduce check; 0 accepts any speed (CPU stand-in). */
   minBusBandwidthGbps: z.number().min(0).default(0),
 });
-
-/** The join deadline when the spec names none: a kuberay pod may first pull a multi-GB image. */
-export const DEFAULT_JOIN_SECONDS = { local: 180, kuberay: 1200 } as const;
 
 const isUnder = (path: string, root: string) => path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
 
@@ -112,7 +112,7 @@ export const ExperimentSpecSchema = z
       }
     }
   })
-  .transform((spec) => ({ ...spec, deadlines: { ...spec.deadlines, joinSeconds: spec.deadlines.joinSeconds ?? DEFAULT_JOIN_SECONDS[spec.backend] } }));
+  .transform((spec) => ({ ...spec, deadlines: { ...spec.deadlines, joinSeconds: spec.deadlines.joinSeconds ?? JOIN_SECONDS_DEFAULT[spec.backend] } }));
 
 export type ExperimentSpec = z.infer<typeof ExperimentSpecSchema>;
 export type WorkerGroup = z.infer<typeof WorkerGroupSchema>;

@@ -15,9 +15,9 @@ describe('examples/ragen-sokoban-kuberay.yaml (the Polyaxon component as a spec)
   const head = (rc.spec as any).headGroupSpec;
   const groups = (rc.spec as any).workerGroupSpecs;
 
-  it('validates, on the kuberay backend with a 1200 s join deadline', () => {
+  it('validates, on the kuberay backend with a 900 s join deadline', () => {
     assert.equal(spec.backend, 'kuberay');
-    assert.equal(spec.deadlines.joinSeconds, 1200);
+    assert.equal(spec.deadlines.joinSeconds, 900);
   });
 
   it('has a CPU head and two one-GPU workers (replicas = min = max)', () => {

@@ -244,8 +244,8 @@ describe('kuberay pod template fields: bad input names the field and the fix', (
 
 describe('join deadline default by backend', () => {
   const noJoin = (yaml: string) => yaml.replace('  joinSeconds: 60\n', '');
-  it('is 1200 s on kuberay (a multi-GB image pull on a fresh node), 180 s locally, and an explicit value wins', () => {
-    assert.equal(parseExperimentSpec(noJoin(kuberaySpecYaml('/mnt/shared'))).deadlines.joinSeconds, 1200);
+  it('is 900 s on kuberay (a multi-GB image pull on a fresh node), 180 s locally, and an explicit value wins', () => {
+    assert.equal(parseExperimentSpec(noJoin(kuberaySpecYaml('/mnt/shared'))).deadlines.joinSeconds, 900);
     assert.equal(parseExperimentSpec(noJoin(validSpecYaml())).deadlines.joinSeconds, 180);
     assert.equal(parseExperimentSpec(kuberaySpecYaml('/mnt/shared')).deadlines.joinSeconds, 60);
   });
