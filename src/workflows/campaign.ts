@@ -37,6 +37,9 @@ const FATAL: ReadonlySet<string> = new Set([
   ErrorTypes.RayVersionMismatch,
   ErrorTypes.ImageNotVerified,
   ErrorTypes.ManifestExists,
+  ErrorTypes.ImagePullFailed,
+  ErrorTypes.PodConfigInvalid,
+  ErrorTypes.StorageNotShared,
 ]);
 
 /**
