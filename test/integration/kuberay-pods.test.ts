@@ -57,21 +57,30 @@ describe('Ray pods through a watch (real kube-apiserver)', () => {
       assert.deepEqual(podFailures(first ?? []), []);
       assert.equal(api.requests, 2, 'one list and one watch');
 
-      const pod = await core.readNamespacedPod({ name: 'pf-worker-1', namespace: ns });
-      pod.status = {
-        phase: 'Pending',
-        containerStatuses: [
+      // As a kubelet does: JSON patch of the status, no resourceVersion to conflict on.
+      await core.patchNamespacedPodStatus({
+        name: 'pf-worker-1',
+        namespace: ns,
+        body: [
+          { op: 'add', path: '/status/phase', value: 'Pending' },
           {
-            name: 'ray-worker',
-            image: IMAGE,
-            imageID: '',
-            ready: false,
-            restartCount: 0,
-            state: { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${IMAGE}"` } },
+            op: 'add',
+            path: '/status/containerStatuses',
+            value: [
+              {
+                name: 'ray-worker',
+                image: IMAGE,
+                imageID: '',
+                ready: false,
+                restartCount: 0,
+                state: {
+                  waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${IMAGE}"` },
+                },
+              },
+            ],
           },
         ],
-      };
-      await core.replaceNamespacedPodStatus({ name: 'pf-worker-1', namespace: ns, body: pod });
+      });
 
       let failures = podFailures((await cache.get('pf')) ?? []);
       for (let i = 0; i < 50 && failures.length === 0; i++) {
