@@ -5,7 +5,7 @@ import { resolveProvenance } from '../provenance/git.js';
 import type { CampaignInput, CampaignProgress, CampaignResult } from '../spec/campaign.js';
 import { loadCampaignSpec } from '../spec/load-campaign.js';
 import type { campaign } from '../workflows/campaign.js';
-import { extendSignal, pauseSignal, progressQuery, resumeSignal } from '../workflows/campaign-definitions.js';
+import { extendUpdate, pauseUpdate, progressQuery, resumeUpdate } from '../workflows/campaign-definitions.js';
 import { withClient } from './client.js';
 import { printOutcome } from './outcome.js';
 
@@ -62,12 +62,15 @@ export async function campaignControlCommand(config: OrchestratorConfig, action:
   }
   return withClient(config, async (client) => {
     const handle = client.workflow.getHandle(workflowId);
-    if (action === 'pause') await handle.signal(pauseSignal);
-    else if (action === 'resume') await handle.signal(resumeSignal);
-    else if (action === 'extend') await handle.signal(extendSignal, Number(steps));
-    else if (action === 'cancel') await handle.cancel();
-    else if (action !== 'status') return 2;
-    console.log(action === 'status' ? progressLine(await handle.query(progressQuery)) : `${action} sent to ${workflowId}`);
+    // Updates: the campaign refuses what cannot apply (the error says why) and answers its new progress.
+    if (action === 'pause') console.log(progressLine(await handle.executeUpdate(pauseUpdate)));
+    else if (action === 'resume') console.log(progressLine(await handle.executeUpdate(resumeUpdate)));
+    else if (action === 'extend') console.log(progressLine(await handle.executeUpdate(extendUpdate, { args: [Number(steps)] })));
+    else if (action === 'cancel') {
+      await handle.cancel();
+      console.log(`cancellation requested for ${workflowId}; the attempt archives and tears down`);
+    } else if (action === 'status') console.log(progressLine(await handle.query(progressQuery)));
+    else return 2;
     return 0;
   });
 }

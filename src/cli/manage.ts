@@ -1,11 +1,19 @@
 import type { OrchestratorConfig } from '../config.js';
 import { REAPER_SCHEDULE_ID } from '../spec/reaper.js';
 import { statusQuery } from '../workflows/definitions.js';
+import type { WorkflowStatus } from '../spec/workflow-status.js';
+import { progressLine } from './campaign.js';
 import { withClient } from './client.js';
 import { installReaperSchedule } from './reaper-schedule.js';
-import { sweepStatusQuery } from '../workflows/sweep-definitions.js';
 import { sweepStatusLine } from './sweep.js';
 import { statusLine } from './watch.js';
+
+/** One line for the answer of the `status` query, whatever kind of workflow gave it. */
+function statusText(s: WorkflowStatus): string {
+  if (s.kind === 'campaign') return progressLine(s);
+  if (s.kind === 'sweep') return sweepStatusLine(s);
+  return statusLine(s);
+}
 
 /** `status <workflow id>`: the workflow's state and, while it runs, its live status. */
 export async function statusCommand(config: OrchestratorConfig, workflowId: string): Promise<number> {
@@ -14,8 +22,7 @@ export async function statusCommand(config: OrchestratorConfig, workflowId: stri
     const description = await handle.describe();
     console.log(`${workflowId}: ${description.status.name} (run ${description.runId}, started ${description.startTime.toISOString()})`);
     try {
-      if (description.type === 'sweep') console.log(sweepStatusLine(await handle.query(sweepStatusQuery)));
-      else console.log(statusLine(await handle.query(statusQuery)));
+      console.log(statusText(await handle.query(statusQuery)));
     } catch (err) {
       console.log(`(no live status: ${(err as Error).message})`);
     }

@@ -17,7 +17,8 @@ export async function watchUntilClosed(handle: WorkflowHandle, spec?: Experiment
     const { status } = await handle.describe();
     if (status.name !== 'RUNNING') return;
     try {
-      const line = statusLine(await handle.query(statusQuery), spec);
+      const status = await handle.query(statusQuery);
+      const line = status.kind === 'experiment' ? statusLine(status, spec) : '';
       if (line !== last) console.log(`${new Date().toISOString().slice(11, 19)} ${line}`);
       last = line;
     } catch {

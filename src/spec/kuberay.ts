@@ -40,11 +40,9 @@ const LabelKey = z.string().refine(
     message: 'a node label key such as kubernetes.io/arch or gpu-type ([prefix/]name, name 1-63 characters)',
   },
 );
-const LabelValue = z
-  .string()
-  .refine((v) => v === '' || LABEL_NAME.test(v), {
-    message: 'a label value: up to 63 letters, digits, -, _ and .',
-  });
+const LabelValue = z.string().refine((v) => v === '' || LABEL_NAME.test(v), {
+  message: 'a label value: up to 63 letters, digits, -, _ and .',
+});
 
 /** A memory quantity as Kubernetes writes it (`16Gi`, `512Mi`); a bare number means bytes. */
 const MemoryQuantity = z
