@@ -1,3 +1,4 @@
+import { createAwaitAdmission } from './admission.js';
 import { createAllReduceCheck } from './allreduce.js';
 import { createArchive } from './archive.js';
 import { createArchiveCampaign } from './campaign-archive.js';
@@ -8,6 +9,7 @@ import { createHashCheckpoints } from './hash-checkpoints.js';
 import { createAwaitJoin } from './join.js';
 import { createPreflight } from './preflight.js';
 import { createReapClusters } from './reap.js';
+import { createProveSharedStorage } from './shared-storage.js';
 import { createSubmitCluster } from './submit.js';
 import { createArchiveSweep } from './sweep-archive.js';
 import { createTeardown } from './teardown.js';
@@ -24,7 +26,9 @@ export function createActivities(deps: ActivityDeps) {
     preflight: createPreflight(deps),
     verify: createVerify(deps),
     submitCluster: createSubmitCluster(deps),
+    awaitAdmission: createAwaitAdmission(deps),
     awaitJoin: createAwaitJoin(deps),
+    proveSharedStorage: createProveSharedStorage(deps),
     allReduceCheck: createAllReduceCheck(deps),
     train: createTrain(deps),
     validate: createValidate(deps),

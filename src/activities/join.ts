@@ -33,7 +33,7 @@ export function createAwaitJoin(deps: ActivityDeps) {
     for (;;) {
       const status = await backend.describeCluster(handle);
       if (status.phase === 'failed' || status.phase === 'gone') {
-        throw permanent(ErrorTypes.ClusterLost, `cluster ${handle.name} is ${status.phase} while waiting for workers: ${status.message ?? ''}`);
+        throw permanent(status.failureType ?? ErrorTypes.ClusterLost, `cluster ${handle.name} is ${status.phase} while waiting for workers: ${status.message ?? ''}`);
       }
       const beat: JoinHeartbeat = { nodesAlive: status.nodes.filter((n) => n.alive).length, gpusRegistered: status.gpusRegistered };
       if (status.workersAlive !== reported) {

@@ -150,7 +150,8 @@ export function createTrain(deps: ActivityDeps) {
           await dashboard.stopJob(id);
           throw permanent(ErrorTypes.ClusterLost, `a worker node of ${handle.name} was lost during training (${status.workersAlive}/${wantWorkers} alive) at step ${beat.step}`, beat);
         }
-        if (status.phase === 'gone' || status.phase === 'failed') {
+        // queued: Kueue took the cluster back (preemption); its pods are gone.
+        if (status.phase === 'gone' || status.phase === 'failed' || status.phase === 'queued') {
           throw permanent(ErrorTypes.ClusterLost, `cluster ${handle.name} is ${status.phase} during training: ${status.message ?? ''}`, beat);
         }
         const trained = beat.step > startStep;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type ErrorType, ErrorTypes } from './error-types.js';
 
 /** Who owns a cluster: every cluster the product creates carries these, so a reaper can find leaks. */
 export const ClusterOwnerSchema = z.strictObject({
@@ -29,8 +30,13 @@ export const RayNodeSchema = z.strictObject({
 export type RayNode = z.infer<typeof RayNodeSchema>;
 
 export const ClusterStatusSchema = z.strictObject({
-  /** pending: starting; ready: head answers; failed: cannot become ready; gone: nothing exists. */
-  phase: z.enum(['pending', 'ready', 'failed', 'gone']),
+  /**
+   * pending: starting; queued: suspended until a queue (Kueue) admits it; ready: head answers;
+   * failed: cannot become ready; gone: nothing exists.
+   */
+  phase: z.enum(['pending', 'queued', 'ready', 'failed', 'gone']),
+  /** With failed: the error type to raise (an image that cannot be pulled), instead of ClusterLost. */
+  failureType: z.enum(Object.values(ErrorTypes) as [ErrorType, ...ErrorType[]]).optional(),
   nodes: z.array(RayNodeSchema),
   /** Alive nodes that are not the head. */
   workersAlive: z.number(),

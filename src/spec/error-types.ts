@@ -40,6 +40,18 @@ export const ErrorTypes = {
   KubeInvalidObject: 'KubeInvalidObject',
   /** A RayCluster with our name exists but belongs to another workflow or attempt. */
   ClusterNameTaken: 'ClusterNameTaken',
+  /** The kubelet cannot pull the image (ErrImagePull, ImagePullBackOff, InvalidImageName): names the image. */
+  ImagePullFailed: 'ImagePullFailed',
+  /** A Ray container keeps exiting (CrashLoopBackOff): names the pod, container and last exit code. */
+  PodCrashLooping: 'PodCrashLooping',
+  /** The kubelet cannot build a container (CreateContainerConfigError: a Secret or key that is missing). */
+  PodConfigInvalid: 'PodConfigInvalid',
+  /** KubeRay's ReplicaFailure condition (it could not create or delete pods); its reason is kept. */
+  ReplicaFailure: 'ReplicaFailure',
+  /** A queued (suspended) RayCluster was not admitted within kuberay.admissionSeconds. */
+  AdmissionDeadlineExceeded: 'AdmissionDeadlineExceeded',
+  /** The orchestrator's worker and the Ray pods do not see the same files under the storage mount. */
+  StorageNotShared: 'StorageNotShared',
 } as const;
 
 export type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];

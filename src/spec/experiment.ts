@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import { ImageRefSchema } from './image.js';
+import { KubeRaySchema, kuberayIssues } from './kuberay.js';
+
+export { KubeRaySchema, type KubeRaySettings } from './kuberay.js';
 
 /** A path that must be absolute: checkpoints and manifests live on storage every node sees at one path. */
 const AbsolutePath = z.string().refine((p) => p.startsWith('/'), {
@@ -67,8 +70,12 @@ export const ProvenanceSchema = z.strictObject({
   modelRevision: z.string().min(1).optional(),
 });
 
+/** Join deadline when the spec sets none: a kuberay cluster may first pull a large image on every node. */
+export const JOIN_SECONDS_DEFAULT = { local: 180, kuberay: 900 } as const;
+
 export const DeadlinesSchema = z.strictObject({
-  joinSeconds: PositiveInt.default(180),
+  /** Default by backend: JOIN_SECONDS_DEFAULT. */
+  joinSeconds: PositiveInt.optional(),
   runSeconds: PositiveInt.default(6 * 3600),
   /** Between steps, once the first step is logged. */
   noProgressSeconds: PositiveInt.default(300),
@@ -84,18 +91,6 @@ export const JoinSchema = z.strictObject({
   minBusBandwidthGbps: z.number().min(0).default(0),
 });
 
-const DnsLabel = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'a Kubernetes name: 1-63 lowercase letters, digits and -');
-
-/** Settings read only when backend is kuberay. */
-export const KubeRaySchema = z.strictObject({
-  /** The shared volume every Ray pod mounts: checkpoints and archives must live under mountPath. */
-  storage: z.strictObject({ pvc: DnsLabel, mountPath: AbsolutePath }),
-  /** What preflight does when the nodes' allocatable nvidia.com/gpu is below the request. */
-  gpuCapacity: z.enum(['refuse', 'warn']).default('refuse'),
-  /** Service account of the Ray pods (default: the namespace's default). */
-  serviceAccount: DnsLabel.optional(),
-});
-
 const isUnder = (path: string, root: string) => path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
 
 export const ExperimentSpecSchema = z
@@ -109,7 +104,7 @@ export const ExperimentSpecSchema = z
     storage: StorageSchema,
     validation: ValidationSchema.default({ episodes: 128, seed: 123 }),
     provenance: ProvenanceSchema.default({}),
-    deadlines: DeadlinesSchema.default({ joinSeconds: 180, runSeconds: 6 * 3600, noProgressSeconds: 300, firstStepSeconds: 3600 }),
+    deadlines: DeadlinesSchema.default({ runSeconds: 6 * 3600, noProgressSeconds: 300, firstStepSeconds: 3600 }),
     join: JoinSchema.default({ maxResubmits: 2, allReduceSizeMb: 4, minBusBandwidthGbps: 0 }),
     kuberay: KubeRaySchema.optional(),
   })
@@ -128,13 +123,14 @@ export const ExperimentSpecSchema = z
             ctx.addIssue({ code: 'custom', path: ['storage', key], message: `must be under kuberay.storage.mountPath (${mountPath}): only that volume (PVC ${pvc}) is shared by the Ray pods` });
           }
         }
+        for (const issue of kuberayIssues(spec.kuberay, spec.cluster)) ctx.addIssue({ code: 'custom', ...issue });
       }
     }
-  });
+  })
+  .transform((spec) => ({ ...spec, deadlines: { ...spec.deadlines, joinSeconds: spec.deadlines.joinSeconds ?? JOIN_SECONDS_DEFAULT[spec.backend] } }));
 
 export type ExperimentSpec = z.infer<typeof ExperimentSpecSchema>;
 export type WorkerGroup = z.infer<typeof WorkerGroupSchema>;
-export type KubeRaySettings = z.infer<typeof KubeRaySchema>;
 
 /** GPUs that the worker groups provide (the head never has GPUs). */
 export function workerGpus(spec: Pick<ExperimentSpec, 'cluster'>): number {

@@ -18,6 +18,6 @@ export function clusterName(experimentName: string, workflowId: string, attempt:
 }
 
 /** Ray Jobs submission id: a retried submit of the same stage reuses it, so no second job starts. */
-export function submissionId(clusterName: string, stage: 'allreduce' | 'train' | 'validate', attempt = 0): string {
+export function submissionId(clusterName: string, stage: 'allreduce' | 'storage' | 'train' | 'validate', attempt = 0): string {
   return `${clusterName}-${stage}-${attempt}`;
 }

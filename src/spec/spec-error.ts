@@ -59,6 +59,10 @@ export function issuesFromZod(error: z.ZodError): SpecIssue[] {
       const where = field || 'the top level';
       return { field: issue.keys.map((k) => (field ? `${field}.${k}` : k)).join(', '), message: `unknown field at ${where}; remove it or fix its spelling` };
     }
+    if (issue.code === 'invalid_key') {
+      // A record key (an env name, a node label key): zod's own words are only "Invalid key in record".
+      return { field, message: `bad key: ${issue.issues.map((i) => i.message).join('; ')}` };
+    }
     return { field, message: issue.message };
   });
 }

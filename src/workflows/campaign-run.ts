@@ -26,6 +26,9 @@ const FATAL: ReadonlySet<string> = new Set([
   ErrorTypes.TrainingConfigInvalid,
   ErrorTypes.CheckpointUnusable,
   ErrorTypes.CheckpointDiskFull,
+  ErrorTypes.ImagePullFailed,
+  ErrorTypes.PodConfigInvalid,
+  ErrorTypes.StorageNotShared,
 ]);
 
 /**

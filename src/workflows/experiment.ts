@@ -15,6 +15,7 @@ import { clusterName } from '../spec/naming.js';
 import { checkpointPath, ledgerPath, validationResultsPath } from '../spec/paths.js';
 import type { StageName, StageRecord } from '../spec/results.js';
 import { workflowNowIso } from './clock.js';
+import { waitForAdmission } from './admission.js';
 import { withDeadline } from './deadline.js';
 import {
   joinedWorkersQuery,
@@ -40,6 +41,7 @@ import {
   awaitJoin,
   hashCheckpoints,
   preflight,
+  proveSharedStorage,
   submitCluster,
   teardown,
   train,
@@ -194,6 +196,7 @@ async function joinStage(run: ExperimentRun): Promise<void> {
   const { spec } = run.input;
   const cluster = run.handle!;
   run.joined = await stage(run, 'join', async () => {
+    if (spec.kuberay?.queueName) await waitForAdmission(spec, cluster);
     const r = await withDeadline(spec.deadlines.joinSeconds * 1000, () =>
       awaitJoin({ spec, handle: cluster }),
     );
@@ -204,6 +207,8 @@ async function joinStage(run: ExperimentRun): Promise<void> {
         message: `workers did not join within ${spec.deadlines.joinSeconds} s (deadlines.joinSeconds): ${run.status.joinedWorkers} joined, ${run.status.gpusRegistered} GPUs registered`,
       });
     }
+    // The local backend shares the worker's file system by construction; a KubeRay one must prove it.
+    if (spec.backend === 'kuberay') await proveSharedStorage({ spec, handle: cluster, runDir: run.runDir });
     run.allReduce = await allReduceCheck({ spec, handle: cluster, runDir: run.runDir });
     return r.value;
   });

@@ -35,7 +35,9 @@ export const activityProfiles = {
   submitCluster: 'quick',
   archiveSweep: 'quick',
   archiveCampaign: 'quick',
+  awaitAdmission: 'polling',
   awaitJoin: 'polling',
+  proveSharedStorage: 'polling',
   allReduceCheck: 'polling',
   validate: 'polling',
   archive: 'hashing',
@@ -57,7 +59,7 @@ function bind<P extends ProfileName>(profile: P) {
 
 // Bound once here (as temporalio/samples-typescript does); call sites never choose a profile.
 export const { preflight, verify, submitCluster, archiveSweep, archiveCampaign } = bind('quick');
-export const { awaitJoin, allReduceCheck, validate } = bind('polling');
+export const { awaitAdmission, awaitJoin, proveSharedStorage, allReduceCheck, validate } = bind('polling');
 export const { archive, latestCompleteCheckpoint, hashCheckpoints } = bind('hashing');
 export const { train } = bind('longRunning');
 export const { teardown, reapClusters } = bind('cleanup');

@@ -30,7 +30,7 @@ describe('activity profiles (bound once, in src/workflows/policies.ts)', () => {
       console.log(`${profile.padEnd(12)} ${activities.join(', ')}`);
     assert.deepEqual(byProfile, {
       quick: ['preflight', 'verify', 'submitCluster', 'archiveSweep', 'archiveCampaign'],
-      polling: ['awaitJoin', 'allReduceCheck', 'validate'],
+      polling: ['awaitAdmission', 'awaitJoin', 'proveSharedStorage', 'allReduceCheck', 'validate'],
       hashing: ['archive', 'latestCompleteCheckpoint', 'hashCheckpoints'],
       longRunning: ['train'],
       cleanup: ['teardown', 'reapClusters'],
@@ -39,7 +39,9 @@ describe('activity profiles (bound once, in src/workflows/policies.ts)', () => {
 
   it('gives the activities that poll, train or hash checkpoints a heartbeat timeout', () => {
     for (const activity of [
+      'awaitAdmission',
       'awaitJoin',
+      'proveSharedStorage',
       'allReduceCheck',
       'validate',
       'train',

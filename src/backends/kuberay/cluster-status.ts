@@ -1,9 +1,11 @@
-import type { RayClusterCondition, RayClusterObject } from './raycluster.js';
+import { ErrorTypes } from '../../spec/error-types.js';
+import { KUEUE_QUEUE_LABEL, type RayClusterCondition, type RayClusterObject } from './raycluster.js';
 
 /** What the RayCluster object alone says; Ray's own view (nodes, GPUs) comes from the dashboard. */
 export type CrVerdict =
   | { phase: 'gone'; message: string }
-  | { phase: 'failed'; message: string }
+  | { phase: 'failed'; message: string; failureType: typeof ErrorTypes.ReplicaFailure }
+  | { phase: 'queued'; message: string }
   | { phase: 'pending'; message: string }
   | { phase: 'head-ready'; message: string; readyWorkers: number; desiredWorkers: number };
 
@@ -13,7 +15,7 @@ function condition(obj: RayClusterObject, type: string): RayClusterCondition | u
 
 /**
  * Pure: read health from `readyWorkerReplicas` / `desiredWorkerReplicas` and the conditions
- * (`HeadPodReady`, `RayClusterProvisioned`, `ReplicaFailure`), never from the deprecated `state`,
+ * (`HeadPodReady`, `RayClusterProvisioned`, `ReplicaFailure`, `RayClusterSuspended`), never from the deprecated `state`,
  * which KubeRay leaves at `ready` after pods die. Absent counters mean 0 (KubeRay omits zeros).
  */
 export function interpretRayCluster(obj: RayClusterObject | undefined, ref: string): CrVerdict {
@@ -21,7 +23,20 @@ export function interpretRayCluster(obj: RayClusterObject | undefined, ref: stri
   if (obj.metadata.deletionTimestamp) return { phase: 'gone', message: `RayCluster ${ref} is being deleted (since ${obj.metadata.deletionTimestamp}) outside this workflow's teardown; it is not re-created` };
   const failure = condition(obj, 'ReplicaFailure');
   if (failure?.status === 'True') {
-    return { phase: 'failed', message: `RayCluster ${ref} reports ReplicaFailure: ${failure.reason ?? 'unknown reason'}${failure.message ? `: ${failure.message}` : ''}` };
+    return {
+      phase: 'failed',
+      failureType: ErrorTypes.ReplicaFailure,
+      message: `RayCluster ${ref} reports ReplicaFailure: ${failure.reason ?? 'unknown reason'}${failure.message ? `: ${failure.message}` : ''}`,
+    };
+  }
+  const suspended = ['RayClusterSuspended', 'RayClusterSuspending'].find((type) => condition(obj, type)?.status === 'True');
+  if (obj.spec['suspend'] === true || suspended) {
+    // Kueue suspends a RayCluster until its queue admits it: waiting, not failing.
+    const queue = obj.metadata.labels?.[KUEUE_QUEUE_LABEL];
+    return {
+      phase: 'queued',
+      message: `RayCluster ${ref} is suspended (${suspended ?? 'spec.suspend=true'})${queue ? `, waiting for Kueue to admit it from queue ${queue}` : ', waiting to be resumed'}`,
+    };
   }
   const desired = obj.status?.desiredWorkerReplicas ?? 0;
   const ready = obj.status?.readyWorkerReplicas ?? 0;

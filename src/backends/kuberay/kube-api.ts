@@ -2,6 +2,7 @@ import { ApiextensionsV1Api, ApisApi, AuthorizationV1Api, CoreV1Api, CustomObjec
 import { transient } from '../../errors/domain-error.js';
 import { TransientErrorTypes } from '../../spec/error-types.js';
 import { type KubeAction, KubeStatusError, kubeFailure, statusOf } from './kube-errors.js';
+import type { PodLike } from './pod-failures.js';
 import { RAYCLUSTER, type RayClusterObject } from './raycluster.js';
 import { type BackendLogger, quietLogger } from '../logger.js';
 
@@ -130,6 +131,30 @@ export class KubeApi {
     return list.items.length;
   }
 
+  /** The Pods of a cluster with the list's resourceVersion, to start a watch from. */
+  async listClusterPods(cluster: string): Promise<{ items: PodLike[]; resourceVersion?: string }> {
+    const list = await this.call({ verb: 'list', resource: 'pods', namespace: this.namespace }, () =>
+      this.core.listNamespacedPod({ namespace: this.namespace, labelSelector: `ray.io/cluster=${cluster}` }),
+    );
+    return { items: list.items as PodLike[], resourceVersion: list.metadata?.resourceVersion };
+  }
+
+  /** Watch a cluster's Pods (label ray.io/cluster); same contract as watchRayCluster. */
+  async watchClusterPods(
+    cluster: string,
+    resourceVersion: string | undefined,
+    onEvent: (e: { type: WatchEvent['type']; object: PodLike }) => void,
+    onDone: (err: unknown) => void,
+  ): Promise<AbortController> {
+    this.requests++;
+    return this.watcher.watch(
+      `/api/v1/namespaces/${this.namespace}/pods`,
+      { labelSelector: `ray.io/cluster=${cluster}`, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 300 },
+      (type, object) => onEvent({ type: type as WatchEvent['type'], object: object as PodLike }),
+      onDone,
+    );
+  }
+
   /** Whether ray.io/v1 rayclusters is served: the CRD when readable, else API discovery (open to every user). */
   async rayClusterCrd(): Promise<{ installed: boolean; detail: string }> {
     try {
@@ -168,11 +193,11 @@ export class KubeApi {
     return { gpus, nodes };
   }
 
-  /** The PVC's phase, or undefined when it does not exist. */
-  async pvcPhase(name: string): Promise<string | undefined> {
+  /** The PVC's phase and access modes (the bound ones when bound), or undefined when it does not exist. */
+  async pvc(name: string): Promise<{ phase: string; accessModes: string[] } | undefined> {
     try {
       const pvc = await this.call({ verb: 'get', resource: 'persistentvolumeclaims', namespace: this.namespace, name }, () => this.core.readNamespacedPersistentVolumeClaim({ name, namespace: this.namespace }), [404]);
-      return pvc.status?.phase ?? 'Unknown';
+      return { phase: pvc.status?.phase ?? 'Unknown', accessModes: pvc.status?.accessModes ?? pvc.spec?.accessModes ?? [] };
     } catch (err) {
       if (err instanceof KubeStatusError && err.status === 404) return undefined;
       throw err;

@@ -11,6 +11,8 @@ import { kuberayPreflight } from './preflight.js';
 import { type RayClusterObject, buildRayCluster } from './raycluster.js';
 import { RayClusterCache } from './raycluster-cache.js';
 import type { BackendLogger } from '../logger.js';
+import { RayPodCache } from './pod-cache.js';
+import { podFailures, podsWaiting } from './pod-failures.js';
 
 /**
  * How the worker reaches a head's dashboard. `service`: the head Service's cluster DNS
@@ -47,6 +49,7 @@ export class KubeRayBackend implements ComputeBackend {
   readonly kind = 'kuberay' as const;
   private apiInstance: KubeApi | undefined;
   private cacheInstance: RayClusterCache | undefined;
+  private podCacheInstance: RayPodCache | undefined;
 
   constructor(
     readonly config: KubeRayBackendConfig,
@@ -64,6 +67,11 @@ export class KubeRayBackend implements ComputeBackend {
   private get cache(): RayClusterCache {
     this.cacheInstance ??= new RayClusterCache(this.api);
     return this.cacheInstance;
+  }
+
+  private get pods(): RayPodCache {
+    this.podCacheInstance ??= new RayPodCache(this.api);
+    return this.podCacheInstance;
   }
 
   resolveArgv(argv: readonly string[]): string[] {
@@ -108,11 +116,27 @@ export class KubeRayBackend implements ComputeBackend {
     }
   }
 
+  /**
+   * The RayCluster's conditions and counters, then its Pods (an image the kubelet cannot pull, a
+   * missing Secret, a crash loop: failed with that error type), then Ray's own view from the head.
+   * Both objects come from watches: no GET per poll.
+   */
   async describeCluster(handle: ClusterHandle): Promise<ClusterStatus> {
     const object = await this.cache.get(handle.name);
     const verdict = interpretRayCluster(object, this.ref(handle.name));
     const empty = { nodes: [], workersAlive: 0, gpusRegistered: 0 };
-    if (verdict.phase !== 'head-ready') return { phase: verdict.phase, ...empty, message: verdict.message };
+    if (verdict.phase === 'failed') return { phase: 'failed', failureType: verdict.failureType, ...empty, message: verdict.message };
+    if (verdict.phase === 'gone' || verdict.phase === 'queued') return { phase: verdict.phase, ...empty, message: verdict.message };
+    const pods = (await this.pods.get(handle.name)) ?? [];
+    const [first, ...more] = podFailures(pods);
+    if (first) {
+      const message = [first, ...more].map((f) => f.message).join('; ');
+      return { phase: 'failed', failureType: first.type, ...empty, message: `RayCluster ${this.ref(handle.name)}: ${message}` };
+    }
+    if (verdict.phase !== 'head-ready') {
+      const waiting = podsWaiting(pods);
+      return { phase: 'pending', ...empty, message: waiting.length ? `${verdict.message}; ${waiting.join('; ')}` : verdict.message };
+    }
     const url = handle.dashboardUrl ?? dashboardFromStatus(object);
     if (!url) return { phase: 'pending', ...empty, message: `${verdict.message}; no dashboard address yet` };
     return statusFromHead(url, verdict.message);
@@ -133,6 +157,7 @@ export class KubeRayBackend implements ComputeBackend {
       await sleep(this.config.pollMs ?? 1000);
     }
     this.cacheInstance?.forget(handle.name);
+    this.podCacheInstance?.forget(handle.name);
     return { alreadyGone: !found };
   }
 
@@ -163,6 +188,7 @@ export class KubeRayBackend implements ComputeBackend {
   /** Stop the watches (worker shutdown, tests). */
   close(): void {
     this.cacheInstance?.close();
+    this.podCacheInstance?.close();
   }
 
   private ref(name: string): string {

@@ -48,19 +48,39 @@ export async function kuberayPreflight(api: KubeApi, spec: ExperimentSpec): Prom
   }
 
   const pvc = spec.kuberay?.storage.pvc ?? '';
-  let phase: string | undefined;
+  let found: Awaited<ReturnType<KubeApi['pvc']>>;
   try {
-    phase = await api.pvcPhase(pvc);
+    found = await api.pvc(pvc);
   } catch (err) {
     // A refusal (403) is a finding; an unreachable API server is not, and is retried.
     if (!(isDomainError(err) && err.permanent)) throw err;
     checks.push({ name: 'kuberay-storage-pvc', ok: false, detail: err.message });
     return checks;
   }
-  checks.push({
-    name: 'kuberay-storage-pvc',
-    ok: phase !== undefined,
-    detail: phase === undefined ? `PersistentVolumeClaim ${pvc} does not exist in namespace ${api.namespace}; create it (ReadWriteMany, shared by every Ray pod) or fix kuberay.storage.pvc` : `PersistentVolumeClaim ${pvc} exists (phase ${phase})`,
-  });
+  checks.push(storageCheck(pvc, api.namespace, found));
   return checks;
+}
+
+/**
+ * Pure: the PVC must exist and be ReadWriteMany: the head, every worker and the orchestrator's
+ * worker mount it at once, on different nodes (ReadWriteOnce binds it to one node; a second pod
+ * elsewhere waits forever in ContainerCreating).
+ */
+export function storageCheck(pvc: string, namespace: string, found: { phase: string; accessModes: string[] } | undefined): PreflightCheck {
+  if (!found) {
+    return {
+      name: 'kuberay-storage-pvc',
+      ok: false,
+      detail: `PersistentVolumeClaim ${pvc} does not exist in namespace ${namespace}; create it (ReadWriteMany, shared by every Ray pod) or fix kuberay.storage.pvc`,
+    };
+  }
+  const modes = found.accessModes.length ? found.accessModes.join(', ') : 'none';
+  if (!found.accessModes.includes('ReadWriteMany')) {
+    return {
+      name: 'kuberay-storage-pvc',
+      ok: false,
+      detail: `PersistentVolumeClaim ${pvc} has access modes [${modes}], not ReadWriteMany: the Ray pods and the orchestrator's worker mount it at once from different nodes; create a ReadWriteMany claim (an NFS, CephFS, EFS or Filestore storage class) and set kuberay.storage.pvc to it`,
+    };
+  }
+  return { name: 'kuberay-storage-pvc', ok: true, detail: `PersistentVolumeClaim ${pvc} exists (phase ${found.phase}, access modes [${modes}])` };
 }

@@ -1,6 +1,11 @@
 import type { ClusterOwner } from '../../spec/cluster.js';
-import type { ExperimentSpec, KubeRaySettings } from '../../spec/experiment.js';
+import type { ExperimentSpec } from '../../spec/experiment.js';
+import { workerGroupSettings } from '../../spec/kuberay.js';
 import { ownerAnnotations, ownerLabels } from './labels.js';
+import { podSpec, rayContainer } from './pod-template.js';
+
+/** Kueue's label naming the LocalQueue a workload waits in. */
+export const KUEUE_QUEUE_LABEL = 'kueue.x-k8s.io/queue-name';
 
 /** ray.io/v1 RayCluster, as far as this product writes and reads it (KubeRay v1.5 field names). */
 export const RAYCLUSTER = { group: 'ray.io', version: 'v1', plural: 'rayclusters', kind: 'RayCluster' } as const;
@@ -55,25 +60,6 @@ export interface RayClusterBuildInput {
   owner: ClusterOwner;
 }
 
-const STORAGE_VOLUME = 'ragen-storage';
-
-/** The shared PVC, mounted at the same path on head and workers: checkpoints resolve the same everywhere. */
-function storageVolume(k: KubeRaySettings) {
-  return {
-    volumes: [{ name: STORAGE_VOLUME, persistentVolumeClaim: { claimName: k.storage.pvc } }],
-    volumeMounts: [{ name: STORAGE_VOLUME, mountPath: k.storage.mountPath }],
-  };
-}
-
-function podSpec(k: KubeRaySettings, container: Record<string, unknown>) {
-  const { volumes, volumeMounts } = storageVolume(k);
-  return {
-    ...(k.serviceAccount ? { serviceAccountName: k.serviceAccount } : {}),
-    volumes,
-    containers: [{ ...container, volumeMounts }],
-  };
-}
-
 /**
  * Pure: the RayCluster for one experiment attempt. Head with `num-gpus: "0"` and the dashboard on
  * all interfaces; one worker group per spec group with replicas = minReplicas = maxReplicas (no
@@ -87,32 +73,40 @@ export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuil
   if (name.length > MAX_RAYCLUSTER_NAME) throw new Error(`RayCluster name ${name} is longer than KubeRay's ${MAX_RAYCLUSTER_NAME} characters`);
   const k = spec.kuberay;
   const labels = ownerLabels(owner);
-  const headCpus = String(spec.cluster.head.cpus);
+  const image = spec.image;
+  const headGroup = k.head ?? {};
+  const queue: Record<string, string> = k.queueName ? { [KUEUE_QUEUE_LABEL]: k.queueName } : {};
   return {
     apiVersion: `${RAYCLUSTER.group}/${RAYCLUSTER.version}`,
     kind: RAYCLUSTER.kind,
-    metadata: { name, namespace, labels, annotations: ownerAnnotations(owner) },
+    metadata: { name, namespace, labels: { ...labels, ...queue }, annotations: ownerAnnotations(owner) },
     spec: {
       rayVersion: spec.rayVersion,
       headGroupSpec: {
         rayStartParams: { 'num-gpus': '0', 'dashboard-host': '0.0.0.0' },
         template: {
           metadata: { labels },
-          spec: podSpec(k, {
-            name: 'ray-head',
-            image: spec.image,
-            ports: [
-              { name: 'gcs-server', containerPort: 6379 },
-              { name: 'dashboard', containerPort: 8265 },
-              { name: 'client', containerPort: 10001 },
-            ],
-            resources: { requests: { cpu: headCpus }, limits: { cpu: headCpus } },
-          }),
+          spec: podSpec(
+            k,
+            { kind: 'head' },
+            headGroup,
+            rayContainer(k, {
+              name: 'ray-head',
+              image,
+              cpus: spec.cluster.head.cpus,
+              gpus: 0,
+              group: headGroup,
+              ports: [
+                { name: 'gcs-server', containerPort: 6379 },
+                { name: 'dashboard', containerPort: 8265 },
+                { name: 'client', containerPort: 10001 },
+              ],
+            }),
+          ),
         },
       },
       workerGroupSpecs: spec.cluster.workerGroups.map((g) => {
-        const cpu = String(g.cpusPerWorker);
-        const gpu = g.gpusPerWorker > 0 ? { 'nvidia.com/gpu': String(g.gpusPerWorker) } : {};
+        const group = workerGroupSettings(k, g.name);
         return {
           groupName: g.name,
           replicas: g.replicas,
@@ -121,11 +115,12 @@ export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuil
           rayStartParams: {},
           template: {
             metadata: { labels },
-            spec: podSpec(k, {
-              name: 'ray-worker',
-              image: spec.image,
-              resources: { requests: { cpu, ...gpu }, limits: { cpu, ...gpu } },
-            }),
+            spec: podSpec(
+              k,
+              { kind: 'worker', cluster: name },
+              group,
+              rayContainer(k, { name: 'ray-worker', image, cpus: g.cpusPerWorker, gpus: g.gpusPerWorker, group }),
+            ),
           },
         };
       }),

@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ClusterHandle } from '../spec/cluster.js';
+import { shellQuote } from '../spec/entrypoint.js';
+import { ErrorTypes } from '../spec/error-types.js';
+import { type ExperimentSpec, workerNodes } from '../spec/experiment.js';
+import { submissionId } from '../spec/naming.js';
+import { judgeStorageProbe, type ProbeReport, storageProbeArgv } from '../spec/storage-probe.js';
+import { backendOf } from './backend-of.js';
+import type { ActivityDeps } from './deps.js';
+import { permanent } from './failures.js';
+import { logTail, runRayJob } from './ray-job.js';
+
+const RESULT_LINE = /STORAGE_PROBE (\[.*\])/;
+
+/**
+ * Stage 4a' (kuberay). Prove that this worker and every Ray pod see the same volume before any
+ * training step: the worker writes a nonce under the run directory (on the storage mount), a Ray
+ * job reads it on every alive node and writes one acknowledgement per node, the worker reads them
+ * all back. A missing or foreign file on either side fails permanently (StorageNotShared), naming
+ * the node. Idempotent: the nonce derives from the cluster and its owner, the job's submission id
+ * from the cluster, so a retry finds the same job and the same files.
+ */
+export function createProveSharedStorage(deps: ActivityDeps) {
+  return async function proveSharedStorage(input: {
+    spec: ExperimentSpec;
+    handle: ClusterHandle;
+    runDir: string;
+  }): Promise<{ nodes: number }> {
+    const { spec, handle } = input;
+    const backend = backendOf(deps, spec.backend);
+    const probeDir = join(input.runDir, `storage-probe-${handle.name}`);
+    const nonce = createHash('sha256')
+      .update(JSON.stringify([handle.name, handle.owner]))
+      .digest('hex')
+      .slice(0, 32);
+    await mkdir(probeDir, { recursive: true });
+    await writeFile(join(probeDir, 'nonce'), nonce);
+    const dashboard = deps.rayHead(handle.dashboardUrl ?? '');
+    const argv = backend.resolveArgv(storageProbeArgv(probeDir, nonce));
+    const { job, logs } = await runRayJob(dashboard, submissionId(handle.name, 'storage'), shellQuote(argv), {
+      pollIntervalMs: deps.pollIntervalMs,
+    });
+    const line = RESULT_LINE.exec(logs)?.[1];
+    if (!line) {
+      throw permanent(
+        ErrorTypes.StorageNotShared,
+        `the shared-storage probe printed no result (job ${job.status}: ${job.message}); log tail:\n${logTail(logs)}`,
+      );
+    }
+    const reports = JSON.parse(line) as ProbeReport[];
+    const acks = new Map<string, string>();
+    for (const file of await readdir(probeDir)) {
+      if (file.startsWith('ack-')) acks.set(file.slice(4), await readFile(join(probeDir, file), 'utf8'));
+    }
+    const verdict = judgeStorageProbe({
+      nonce,
+      probeDir,
+      reports,
+      acks,
+      expectedNodes: 1 + workerNodes(spec),
+    });
+    if (!verdict.ok) {
+      const where = spec.kuberay
+        ? `PVC ${spec.kuberay.storage.pvc} at ${spec.kuberay.storage.mountPath}`
+        : 'the storage mount';
+      throw permanent(
+        ErrorTypes.StorageNotShared,
+        `the orchestrator's worker and the Ray pods do not share ${where}: ${verdict.problems.join('; ')}. Mount the same ReadWriteMany volume at the same path on the worker and on every Ray pod`,
+        { problems: verdict.problems },
+      );
+    }
+    await rm(probeDir, { recursive: true, force: true });
+    return { nodes: verdict.nodes };
+  };
+}

@@ -1,0 +1,138 @@
+import { ErrorTypes } from '../../spec/error-types.js';
+
+/** The parts of a Pod (as the kubelet writes its status) that say why a Ray pod cannot run. */
+export interface ContainerStatusLike {
+  name: string;
+  image?: string;
+  restartCount?: number;
+  state?: {
+    waiting?: { reason?: string; message?: string };
+    running?: { startedAt?: string };
+    terminated?: { exitCode?: number; reason?: string; message?: string };
+  };
+  lastState?: { terminated?: { exitCode?: number; reason?: string; message?: string; finishedAt?: string } };
+}
+
+export interface PodLike {
+  metadata?: { name?: string; labels?: Record<string, string>; deletionTimestamp?: string | Date };
+  spec?: {
+    containers?: { name: string; image?: string }[];
+    initContainers?: { name: string; image?: string }[];
+  };
+  status?: {
+    phase?: string;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    containerStatuses?: ContainerStatusLike[];
+    initContainerStatuses?: ContainerStatusLike[];
+  };
+}
+
+export interface PodFailure {
+  type:
+    | typeof ErrorTypes.ImagePullFailed
+    | typeof ErrorTypes.PodCrashLooping
+    | typeof ErrorTypes.PodConfigInvalid;
+  pod: string;
+  container: string;
+  message: string;
+}
+
+/** kubelet waiting reasons for an image it cannot get (pkg/kubelet/images). */
+const IMAGE_PULL_REASONS = new Set([
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'ErrImageNeverPull',
+  'ImageInspectError',
+]);
+/** A container the kubelet cannot even create: its env names a Secret or key that does not exist. */
+const CONFIG_REASONS = new Set(['CreateContainerConfigError', 'CreateContainerError']);
+/** Restarts that count as a loop even between two back-offs (when the state reads running). */
+const CRASH_LOOP_RESTARTS = 3;
+
+function lastExit(s: ContainerStatusLike): string {
+  const t = s.lastState?.terminated ?? s.state?.terminated;
+  if (!t) return 'no exit recorded';
+  return `last exit code ${t.exitCode ?? '?'}${t.reason ? ` (${t.reason})` : ''}${t.message ? `: ${t.message.trim().slice(0, 300)}` : ''}`;
+}
+
+function containerFailure(
+  pod: string,
+  kind: string,
+  s: ContainerStatusLike,
+  image: string | undefined,
+): PodFailure | undefined {
+  const waiting = s.state?.waiting;
+  const reason = waiting?.reason ?? '';
+  const where = `pod ${pod}, ${kind} ${s.name}`;
+  if (IMAGE_PULL_REASONS.has(reason)) {
+    const img = image ?? s.image ?? '?';
+    return {
+      type: ErrorTypes.ImagePullFailed,
+      pod,
+      container: s.name,
+      message: `the kubelet cannot pull image ${img} (${where}: ${reason}${waiting?.message ? `: ${waiting.message}` : ''}); check that the digest exists in that registry, that the nodes can reach it, and that kuberay.imagePullSecrets names a Secret with credentials for it`,
+    };
+  }
+  if (CONFIG_REASONS.has(reason)) {
+    return {
+      type: ErrorTypes.PodConfigInvalid,
+      pod,
+      container: s.name,
+      message: `the kubelet cannot create ${where} (${reason}${waiting?.message ? `: ${waiting.message}` : ''}); create the Secret or key it names, or fix kuberay.env / kuberay.envFrom`,
+    };
+  }
+  const restarts = s.restartCount ?? 0;
+  const exited = s.lastState?.terminated ?? s.state?.terminated;
+  const failedExit = exited !== undefined && exited.exitCode !== 0;
+  if (reason === 'CrashLoopBackOff' || (restarts >= CRASH_LOOP_RESTARTS && failedExit)) {
+    return {
+      type: ErrorTypes.PodCrashLooping,
+      pod,
+      container: s.name,
+      message: `${where} is crash-looping (restarted ${restarts} times, ${lastExit(s)}); read its log with kubectl logs ${pod} -c ${s.name} --previous`,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * Pure: what stops Ray pods for good, read from Pod status as the kubelet writes it: an image it
+ * cannot pull (names the image), a container it cannot create (a missing Secret), a container that
+ * keeps exiting (names it and its last exit). Pods being deleted are skipped: the operator replaces them.
+ */
+export function podFailures(pods: readonly PodLike[]): PodFailure[] {
+  const failures: PodFailure[] = [];
+  for (const pod of pods) {
+    if (pod.metadata?.deletionTimestamp) continue;
+    const name = pod.metadata?.name ?? '?';
+    const images = new Map(
+      [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => [c.name, c.image]),
+    );
+    for (const [kind, statuses] of [
+      ['init container', pod.status?.initContainerStatuses],
+      ['container', pod.status?.containerStatuses],
+    ] as const) {
+      for (const s of statuses ?? []) {
+        const failure = containerFailure(name, kind, s, images.get(s.name));
+        if (failure) failures.push(failure);
+      }
+    }
+  }
+  return failures;
+}
+
+/** Why pods are still Pending (e.g. Unschedulable: Insufficient nvidia.com/gpu), for waiting messages. */
+export function podsWaiting(pods: readonly PodLike[]): string[] {
+  const notes: string[] = [];
+  for (const pod of pods) {
+    if (pod.status?.phase !== 'Pending' || pod.metadata?.deletionTimestamp) continue;
+    const scheduled = pod.status.conditions?.find((c) => c.type === 'PodScheduled');
+    if (scheduled?.status === 'False') {
+      notes.push(
+        `pod ${pod.metadata?.name ?? '?'} not scheduled (${scheduled.reason ?? ''}${scheduled.message ? `: ${scheduled.message}` : ''})`,
+      );
+    }
+  }
+  return notes;
+}

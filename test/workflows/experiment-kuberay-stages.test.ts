@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowFailedError } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import type { Activities } from '../../src/activities/index.js';
+import { ErrorTypes } from '../../src/spec/error-types.js';
+import type { ExperimentInput, ExperimentResult } from '../../src/spec/experiment-input.js';
+import type { ExperimentSpec } from '../../src/spec/experiment.js';
+import type { experiment } from '../../src/workflows/experiment.js';
+import { fakeActivities, heartbeatUntilCancelled } from '../helpers/fake-activities.js';
+import { kuberaySpec } from '../helpers/kuberay-specs.js';
+import { testInput } from '../helpers/specs.js';
+import { timeSkippingEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
+
+let env: TestWorkflowEnvironment;
+before(async () => {
+  env = await timeSkippingEnv();
+});
+after(async () => {
+  await env?.teardown();
+});
+
+async function runWith(overrides: Partial<Activities>, spec: ExperimentSpec) {
+  const { activities, calls } = fakeActivities(overrides);
+  const taskQueue = uniqueId('tq');
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities,
+  });
+  const input: ExperimentInput = testInput(spec);
+  const outcome = await worker.runUntil(async () => {
+    const handle = await env.client.workflow.start<typeof experiment>('experiment', {
+      taskQueue,
+      workflowId: uniqueId('wf'),
+      args: [input],
+    });
+    try {
+      return { result: await handle.result(), error: undefined };
+    } catch (error) {
+      return { result: undefined, error };
+    }
+  });
+  return { ...outcome, calls };
+}
+
+function failure(error: unknown): { type?: string; message: string; result?: ExperimentResult } {
+  assert.ok(error instanceof WorkflowFailedError, `expected WorkflowFailedError, got ${String(error)}`);
+  const cause = error.cause as ApplicationFailure;
+  return {
+    type: cause.type ?? undefined,
+    message: cause.message,
+    result: cause.details?.[0] as ExperimentResult | undefined,
+  };
+}
+
+const permanent = (type: string) => async () => {
+  throw ApplicationFailure.create({ type, message: `stand-in ${type}`, nonRetryable: true });
+};
+
+const queued = (admissionSeconds: number): ExperimentSpec => {
+  const spec = kuberaySpec('/mnt/shared');
+  spec.kuberay = { ...spec.kuberay!, queueName: 'team-gpus', admissionSeconds };
+  return spec;
+};
+
+const joinStages = [
+  'submitCluster',
+  'awaitAdmission',
+  'awaitJoin',
+  'proveSharedStorage',
+  'allReduceCheck',
+  'train',
+  'teardown',
+];
+
+describe('experiment workflow on kuberay: admission, shared storage, pod failures (time-skipping server, fake activities)', () => {
+  it('waits for Kueue admission before join, proves shared storage before the all-reduce and training', async () => {
+    const { result, calls } = await runWith({}, queued(3600));
+    assert.equal(result?.outcome, 'succeeded');
+    assert.deepEqual(
+      calls.filter((c) => joinStages.includes(c)),
+      joinStages,
+    );
+  });
+
+  it('without a queue there is no admission wait; the local backend has no storage proof', async () => {
+    const kuberay = await runWith({}, kuberaySpec('/mnt/shared'));
+    assert.ok(!kuberay.calls.includes('awaitAdmission'));
+    assert.ok(kuberay.calls.includes('proveSharedStorage'));
+    const local = await runWith({}, testInput().spec);
+    assert.ok(!local.calls.includes('proveSharedStorage'));
+  });
+
+  it('a cluster never admitted fails with AdmissionDeadlineExceeded under its own deadline, without resubmitting, and is torn down', async () => {
+    // The test server does not skip time while an activity runs, so the deadline is short for real.
+    const { error, calls } = await runWith({ awaitAdmission: heartbeatUntilCancelled }, queued(2));
+    const f = failure(error);
+    assert.equal(f.type, ErrorTypes.AdmissionDeadlineExceeded);
+    assert.match(
+      f.message,
+      /not admitted from Kueue queue team-gpus within 2 s \(kuberay\.admissionSeconds\)/,
+    );
+    assert.deepEqual(
+      calls.filter((c) => joinStages.includes(c)),
+      ['submitCluster', 'awaitAdmission', 'teardown'],
+    );
+  });
+
+  for (const [stage, type] of [
+    ['awaitJoin', ErrorTypes.ImagePullFailed],
+    ['awaitJoin', ErrorTypes.PodCrashLooping],
+    ['awaitJoin', ErrorTypes.ReplicaFailure],
+    ['proveSharedStorage', ErrorTypes.StorageNotShared],
+  ] as const) {
+    it(`${type} in ${stage} fails the run at once (a new cluster would fail the same way), before any training step`, async () => {
+      const { error, calls } = await runWith({ [stage]: permanent(type) }, kuberaySpec('/mnt/shared'));
+      const f = failure(error);
+      assert.equal(f.type, type);
+      assert.equal(f.result?.submits, 1);
+      assert.ok(!calls.includes('train'));
+      assert.equal(calls.at(-1), 'teardown');
+    });
+  }
+});
