@@ -126,7 +126,7 @@ export function buildManifestDraft(run: ExperimentRun): ManifestDraft {
       ...run.training,
       finalStep: run.finalStep,
       totalTrainingSteps: spec.trainer.totalTrainingSteps,
-      earlyStopped: run.earlyStopped,
+      ...(run.earlyStopped ? { earlyStopped: run.earlyStopped } : {}),
     },
     validation: {
       ...run.validation,
@@ -142,7 +142,11 @@ export function buildManifestDraft(run: ExperimentRun): ManifestDraft {
 export function experimentResult(run: ExperimentRun): ExperimentResult {
   return {
     outcome: run.outcome ?? 'failed',
-    training: { ...run.training, finalStep: run.finalStep, earlyStopped: run.earlyStopped },
+    training: {
+      ...run.training,
+      finalStep: run.finalStep,
+      ...(run.earlyStopped ? { earlyStopped: run.earlyStopped } : {}),
+    },
     validation: { ...run.validation, successRate: run.validationResult?.success_rate },
     archive: run.archive,
     teardown: run.teardown,
