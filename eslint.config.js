@@ -21,6 +21,22 @@ export default tseslint.config(
     },
   },
   {
+    // The layers below the activities know nothing of Temporal: they throw domain errors
+    // (src/errors), which the activity boundary maps onto Temporal failures once.
+    files: ['src/backends/**/*.ts', 'src/registry/**/*.ts', 'src/errors/**/*.ts', 'src/spec/**/*.ts', 'src/domain/**/*.ts', 'src/provenance/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@temporalio/*'], message: 'Below src/activities nothing imports Temporal: throw permanent()/transient() from src/errors/domain-error.ts.' },
+            { regex: '^(\\.\\./)+activities/', message: 'Below src/activities nothing imports the activities.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['src/workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': [

@@ -1,9 +1,9 @@
-import { join } from 'node:path';
 import type { ClusterHandle } from '../spec/cluster.js';
 import { allReduceArgv, shellQuote } from '../spec/entrypoint.js';
 import { ErrorTypes } from '../spec/error-types.js';
 import type { ExperimentSpec } from '../spec/experiment.js';
 import { submissionId } from '../spec/naming.js';
+import { allReduceResultsPath } from '../spec/paths.js';
 import { AllReduceResultSchema, type AllReduceResult } from '../spec/results.js';
 import { backendOf } from './backend-of.js';
 import type { ActivityDeps } from './deps.js';
@@ -22,7 +22,7 @@ export function createAllReduceCheck(deps: ActivityDeps) {
     const { spec, handle } = input;
     const backend = backendOf(deps, spec.backend);
     const dashboard = deps.rayHead(handle.dashboardUrl ?? '');
-    const outPath = join(input.runDir, `allreduce-${handle.name}.json`);
+    const outPath = allReduceResultsPath(input.runDir, handle.name);
     const argv = backend.resolveArgv(allReduceArgv(spec, 60, outPath));
     const { job, logs } = await runRayJob(dashboard, submissionId(handle.name, 'allreduce'), shellQuote(argv), { pollIntervalMs: deps.pollIntervalMs });
     const line = RESULT_LINE.exec(logs)?.[1];

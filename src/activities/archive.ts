@@ -1,18 +1,16 @@
-import { join } from 'node:path';
 import { ErrorTypes } from '../spec/error-types.js';
 import { ManifestSchema, type Manifest, type ManifestDraft } from '../spec/manifest.js';
+import { manifestPath } from '../spec/paths.js';
 import { checkpointSteps, hashCheckpoint, readTracker } from './checkpoints.js';
 import { permanent } from './failures.js';
+import { heartbeatPerFile } from './heartbeat-loop.js';
 import { writeOnce } from './write-once.js';
-
-export function manifestPath(archiveDir: string, experiment: string, workflowId: string): string {
-  return join(archiveDir, experiment, workflowId, 'manifest.json');
-}
 
 /**
  * Stage 7. Hash every checkpoint at or below the tracker's step, validate the manifest with its zod
  * schema and write it atomically, exactly once: a retry that finds the same content succeeds, a
- * different existing manifest is never overwritten (ManifestExists).
+ * different existing manifest is never overwritten (ManifestExists). Hashing profile: one
+ * heartbeat `{step, file}` per hashed file.
  */
 export function createArchive() {
   return async function archive(input: { draft: ManifestDraft; archiveDir: string }): Promise<{ manifestPath: string; sha256: string; checkpoints: number }> {
@@ -20,7 +18,7 @@ export function createArchive() {
     const tracker = await readTracker(draft.checkpointDir);
     const steps = (await checkpointSteps(draft.checkpointDir)).filter((s) => tracker !== undefined && s <= tracker);
     const checkpoints = [];
-    for (const step of steps) checkpoints.push(await hashCheckpoint(draft.checkpointDir, step));
+    for (const step of steps) checkpoints.push(await hashCheckpoint(draft.checkpointDir, step, heartbeatPerFile(step)));
     // writtenAt is fixed by the workflow's stage record, so a retry produces the same bytes.
     const manifest: Manifest = ManifestSchema.parse({ schemaVersion: 1, ...draft, checkpoints, writtenAt: draft.stages.at(-1)?.startedAt ?? '' });
     const text = `${JSON.stringify(manifest, null, 2)}\n`;

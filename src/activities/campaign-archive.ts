@@ -1,13 +1,9 @@
-import { join } from 'node:path';
 import { CampaignManifestSchema, type CampaignManifest, type CampaignManifestDraft } from '../spec/campaign.js';
 import { ErrorTypes } from '../spec/error-types.js';
+import { campaignManifestPath } from '../spec/paths.js';
 import { readLedger } from './campaign-checkpoints.js';
 import { permanent } from './failures.js';
 import { sha256OfFile, writeOnce } from './write-once.js';
-
-export function campaignManifestPath(archiveDir: string, experiment: string, campaignId: string): string {
-  return join(archiveDir, experiment, campaignId, 'campaign.json');
-}
 
 /**
  * The campaign's manifest: lineage of every attempt, each linked to its own manifest by path and

@@ -2,6 +2,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { CheckpointLedgerSchema, type CheckpointLedger, type LatestCheckpoint } from '../spec/campaign.js';
 import { checkpointSteps, hashCheckpoint, readTracker } from './checkpoints.js';
+import { heartbeatPerFile } from './heartbeat-loop.js';
 
 export async function readLedger(path: string): Promise<CheckpointLedger> {
   let text: string;
@@ -27,7 +28,8 @@ async function writeLedger(path: string, ledger: CheckpointLedger): Promise<void
  * have the sha256 the ledger recorded when the campaign first saw it. New checkpoints are hashed and
  * added to the ledger; the resume candidate is re-hashed unless it was just hashed, and one whose files changed or vanished is
  * reported as untrusted and skipped (the next lower one is tried). Idempotent; reads and hashes only,
- * besides the ledger file, and deletes nothing.
+ * besides the ledger file, and deletes nothing. Hashing profile: one heartbeat `{step, file}` per
+ * hashed file.
  */
 export function createLatestCompleteCheckpoint() {
   return async function latestCompleteCheckpoint(input: { checkpointDir: string; ledgerPath: string; now: string }): Promise<LatestCheckpoint> {
@@ -38,7 +40,7 @@ export function createLatestCompleteCheckpoint() {
     // Hashed in this call: their ledger hash is their current hash (checkpoints can be many GB).
     const hashedNow = new Set<number>();
     for (const step of [...present].filter((s) => tracker !== undefined && s <= tracker && !known.has(s))) {
-      const entry = { ...(await hashCheckpoint(input.checkpointDir, step)), firstSeenAt: input.now };
+      const entry = { ...(await hashCheckpoint(input.checkpointDir, step, heartbeatPerFile(step))), firstSeenAt: input.now };
       ledger.checkpoints.push(entry);
       known.set(step, entry);
       hashedNow.add(step);
@@ -55,7 +57,7 @@ export function createLatestCompleteCheckpoint() {
         continue;
       }
       if (latest) continue;
-      const now = hashedNow.has(entry.step) ? entry : await hashCheckpoint(input.checkpointDir, entry.step);
+      const now = hashedNow.has(entry.step) ? entry : await hashCheckpoint(input.checkpointDir, entry.step, heartbeatPerFile(entry.step));
       if (now.sha256 !== entry.sha256) {
         untrusted.push({ step: entry.step, reason: `files of ${entry.path} changed since ${entry.firstSeenAt} (sha256 ${entry.sha256.slice(0, 12)} -> ${now.sha256.slice(0, 12)})` });
         continue;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { checkpointPath } from '../spec/paths.js';
 import type { CheckpointRecord } from '../spec/results.js';
 
 /** verl's tracker file, written last after every save (contract §3.1). */
@@ -32,12 +33,16 @@ async function filesUnder(dir: string): Promise<string[]> {
   return out.sort();
 }
 
-/** Hash every file of `global_step_N`; the record's own hash covers the sorted (path, hash) list. */
-export async function hashCheckpoint(checkpointDir: string, step: number): Promise<CheckpointRecord> {
-  const path = join(checkpointDir, `global_step_${step}`);
+/**
+ * Hash every file of `global_step_N`; the record's own hash covers the sorted (path, hash) list.
+ * `onFile` runs after each file (activities heartbeat there: a checkpoint can be many GB).
+ */
+export async function hashCheckpoint(checkpointDir: string, step: number, onFile?: (file: string) => void): Promise<CheckpointRecord> {
+  const path = checkpointPath(checkpointDir, step);
   const files = [];
   for (const file of await filesUnder(path)) {
     files.push({ path: relative(path, file), bytes: (await stat(file)).size, sha256: await sha256File(file) });
+    onFile?.(file);
   }
   const sha256 = createHash('sha256').update(files.map((f) => `${f.path} ${f.sha256}\n`).join('')).digest('hex');
   return { step, path, sha256, files };

@@ -18,3 +18,9 @@ export function previousDetails<T>(): T | undefined {
 export function workflowIdOfActivity(): string {
   return Context.current().info.workflowExecution?.workflowId ?? '';
 }
+
+/** For hashCheckpoint's onFile: one heartbeat per hashed file, so the hashing profile's heartbeat timeout holds. */
+export function heartbeatPerFile(step: number): (file: string) => void {
+  const ctx = Context.current();
+  return (file) => ctx.heartbeat({ step, file });
+}

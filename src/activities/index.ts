@@ -3,6 +3,7 @@ import { createArchive } from './archive.js';
 import { createArchiveCampaign } from './campaign-archive.js';
 import { createLatestCompleteCheckpoint } from './campaign-checkpoints.js';
 import type { ActivityDeps } from './deps.js';
+import { mapFailuresAtBoundary } from './failures.js';
 import { createAwaitJoin } from './join.js';
 import { createPreflight } from './preflight.js';
 import { createReapClusters } from './reap.js';
@@ -13,9 +14,12 @@ import { createTrain } from './train.js';
 import { createValidate } from './validate.js';
 import { createVerify } from './verify.js';
 
-/** All activities of the experiment pipeline, built from their dependencies (no module singletons). */
+/**
+ * All activities of the experiment pipeline, built from their dependencies (no module singletons).
+ * Each is wrapped once by the failure boundary: domain errors leave as Temporal failures.
+ */
 export function createActivities(deps: ActivityDeps) {
-  return {
+  return mapFailuresAtBoundary({
     preflight: createPreflight(deps),
     verify: createVerify(deps),
     submitCluster: createSubmitCluster(deps),
@@ -29,7 +33,7 @@ export function createActivities(deps: ActivityDeps) {
     archiveSweep: createArchiveSweep(),
     latestCompleteCheckpoint: createLatestCompleteCheckpoint(),
     archiveCampaign: createArchiveCampaign(),
-  };
+  });
 }
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -1,14 +1,9 @@
-import { join } from 'node:path';
 import { SweepManifestSchema, type SweepManifest } from '../spec/sweep.js';
 import { sweepCsv } from '../spec/sweep-results.js';
 import { ErrorTypes } from '../spec/error-types.js';
+import { sweepManifestPaths } from '../spec/paths.js';
 import { permanent } from './failures.js';
 import { writeOnce } from './write-once.js';
-
-export function sweepManifestPaths(archiveDir: string, sweepName: string, sweepId: string): { manifestPath: string; csvPath: string } {
-  const dir = join(archiveDir, sweepName, sweepId);
-  return { manifestPath: join(dir, 'sweep.json'), csvPath: join(dir, 'sweep.csv') };
-}
 
 /**
  * The sweep's archive: `<archiveDir>/<sweep>/<sweep id>/sweep.json` (zod SweepManifestSchema:

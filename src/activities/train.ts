@@ -4,6 +4,7 @@ import { type ResumeFrom, shellQuote, trainArgv } from '../spec/entrypoint.js';
 import { ErrorTypes } from '../spec/error-types.js';
 import { type ExperimentSpec, workerNodes } from '../spec/experiment.js';
 import { submissionId } from '../spec/naming.js';
+import { metricsPath } from '../spec/paths.js';
 import type { TrainHeartbeat } from '../spec/progress.js';
 import { backendOf } from './backend-of.js';
 import { readTracker } from './checkpoints.js';
@@ -53,7 +54,7 @@ export function createTrain(deps: ActivityDeps) {
       const job = await dashboard.job(submission);
       return { job, logs: job ? await dashboard.jobLogs(submission) : '' };
     };
-    await dashboard.submitJob(id, shellQuote(argv), { VERL_FILE_LOGGER_PATH: `${checkpointDir}/metrics.jsonl` });
+    await dashboard.submitJob(id, shellQuote(argv), { VERL_FILE_LOGGER_PATH: metricsPath(checkpointDir) });
     return stoppingJobOnCancel(dashboard, id, async () => {
       for (;;) {
         const { job, logs } = await readJob(id).catch(async (err: unknown) => {

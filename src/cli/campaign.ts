@@ -4,7 +4,7 @@ import { resolveProvenance } from '../provenance/git.js';
 import type { CampaignInput, CampaignResult } from '../spec/campaign.js';
 import { loadCampaignSpec } from '../spec/load-campaign.js';
 import type { campaign } from '../workflows/campaign.js';
-import { extendSignal, pauseSignal, progressQuery, resumeSignal } from '../workflows/campaign-definitions.js';
+import { extendUpdate, pauseUpdate, progressQuery, resumeUpdate } from '../workflows/campaign-definitions.js';
 import { withClient } from './client.js';
 import { follow } from './follow.js';
 import { printOutcome } from './outcome.js';
@@ -58,11 +58,19 @@ export async function campaignControlCommand(
       console.log(campaignView(await handle.query(progressQuery)).line);
       return 0;
     }
-    if (action === 'pause') await handle.signal(pauseSignal);
-    else if (action === 'resume') await handle.signal(resumeSignal);
-    else if (action === 'extend') await handle.signal(extendSignal, steps ?? 0);
-    else await handle.cancel();
-    console.log(`${action} sent to ${workflowId}`);
+    if (action === 'cancel') {
+      await handle.cancel();
+      console.log(`cancellation requested for ${workflowId}; the attempt archives and tears down`);
+      return 0;
+    }
+    // Updates: the campaign refuses what cannot apply (the error says why) and answers its new progress.
+    const progress =
+      action === 'pause'
+        ? await handle.executeUpdate(pauseUpdate)
+        : action === 'resume'
+          ? await handle.executeUpdate(resumeUpdate)
+          : await handle.executeUpdate(extendUpdate, { args: [steps ?? 0] });
+    console.log(campaignView(progress).line);
     return 0;
   });
 }

@@ -1,31 +1,15 @@
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
 import { REAPER_SCHEDULE_ID } from '../spec/reaper.js';
-import { progressQuery } from '../workflows/campaign-definitions.js';
 import { statusQuery } from '../workflows/definitions.js';
-import { sweepStatusQuery } from '../workflows/sweep-definitions.js';
 import { withClient } from './client.js';
 import { installReaperSchedule } from './reaper-schedule.js';
-import { campaignView, experimentView, sweepView } from './views.js';
+import { statusView } from './views.js';
 
 /** How long `status` waits for a query answer: a closed workflow needs a worker to replay it. */
 const QUERY_DEADLINE_MS = 5_000;
 
-/** The live status line of a workflow of any kind this product starts. */
-async function liveStatus(handle: WorkflowHandle, type: string): Promise<string> {
-  switch (type) {
-    case 'experiment':
-      return experimentView(await handle.query(statusQuery)).line;
-    case 'campaign':
-      return campaignView(await handle.query(progressQuery)).line;
-    case 'sweep':
-      return sweepView(await handle.query(sweepStatusQuery)).line;
-    default:
-      // Any other kind: its `status` query, shown as it comes.
-      return JSON.stringify(await handle.query<unknown>('status'));
-  }
-}
-
+/** `status <workflow id>`: the workflow's kind and state, and its answer to the `status` query. */
 /** `status <workflow id>`: the workflow's state and its live status (experiment, campaign, sweep). */
 export async function statusCommand(config: OrchestratorConfig, workflowId: string): Promise<number> {
   return withClient(config, async (client: Client) => {
@@ -36,7 +20,10 @@ export async function statusCommand(config: OrchestratorConfig, workflowId: stri
     );
     try {
       console.log(
-        await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => liveStatus(handle, d.type)),
+        await client.withDeadline(
+          Date.now() + QUERY_DEADLINE_MS,
+          async () => statusView(await handle.query(statusQuery)).line,
+        ),
       );
     } catch (err) {
       const reason = (err as Error).message.split('\n')[0];

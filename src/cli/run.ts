@@ -6,7 +6,7 @@ import { loadExperimentSpec } from '../spec/load.js';
 import type { experiment } from '../workflows/experiment.js';
 import { withClient } from './client.js';
 import { follow } from './follow.js';
-import { experimentView } from './views.js';
+import { statusView } from './views.js';
 import { statusQuery } from '../workflows/definitions.js';
 import { printOutcome } from './outcome.js';
 
@@ -29,7 +29,7 @@ export async function runCommand(config: OrchestratorConfig, input: ExperimentIn
       args: [input],
     });
     console.log(`started ${workflowId} (run ${handle.firstExecutionRunId})`);
-    await follow(handle, async () => experimentView(await handle.query(statusQuery), spec));
+    await follow(handle, async () => statusView(await handle.query(statusQuery), spec));
     return printOutcome('experiment', workflowId, handle.result(), printResult);
   });
 }

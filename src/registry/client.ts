@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ErrorTypes } from '../spec/error-types.js';
-import { permanent } from '../activities/failures.js';
+import { permanent } from '../errors/domain-error.js';
 import { type BasicCredentials, basicCredentialsFor, basicHeader, parseChallenge } from './auth.js';
 import { registryFailure, unreachable } from './errors.js';
 import type { RegistryLocation } from './reference.js';

@@ -1,23 +1,21 @@
-import { ApplicationFailure } from '@temporalio/common';
-import { ErrorTypes } from '../spec/error-types.js';
-import { permanent } from '../activities/failures.js';
+import { type DomainError, permanent, transient } from '../errors/domain-error.js';
+import { ErrorTypes, TransientErrorTypes } from '../spec/error-types.js';
 
 /**
- * Registry 5xx, timeouts and refused connections: a retryable failure (its type is not in
- * nonRetryableErrorTypes), so the activity's retry policy tries again; the last attempt's message
- * is the workflow's failure.
+ * Registry 5xx, timeouts and refused connections: a transient failure, so the activity's retry
+ * policy tries again; the last attempt's message is the workflow's failure.
  */
-export const REGISTRY_UNAVAILABLE = 'RegistryUnavailable';
+export const REGISTRY_UNAVAILABLE = TransientErrorTypes.RegistryUnavailable;
 
-export function registryUnavailable(message: string): ApplicationFailure {
-  return ApplicationFailure.retryable(message, REGISTRY_UNAVAILABLE);
+export function registryUnavailable(message: string): DomainError {
+  return transient(REGISTRY_UNAVAILABLE, message);
 }
 
 /** One place maps a registry's answer onto the orchestrator's failures. */
 export function registryFailure(
   status: number,
   what: { registry: string; repository: string; digest: string; url: string; triedCredentials: string[] },
-): ApplicationFailure {
+): DomainError {
   const image = `${what.registry}/${what.repository}@${what.digest}`;
   if (status === 404) {
     return permanent(ErrorTypes.ImageNotFound, `image not found: repository ${what.registry}/${what.repository} has no manifest ${what.digest} (check the repository and push the image, or correct the digest)`);
@@ -35,7 +33,7 @@ export function registryFailure(
 }
 
 /** fetch() threw: the registry could not be reached at all (refused, DNS, timeout). */
-export function unreachable(registry: string, url: string, err: unknown): ApplicationFailure {
+export function unreachable(registry: string, url: string, err: unknown): DomainError {
   const cause = err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err);
   return registryUnavailable(`registry ${registry} unreachable at ${url}: ${cause}; retried by the activity's retry policy`);
 }

@@ -1,6 +1,6 @@
 /**
- * Names of permanent failures. Activities throw ApplicationFailure with one of these types; the
- * workflow lists them in `nonRetryableErrorTypes` so Temporal never retries what cannot succeed.
+ * Names of permanent failures: thrown as `permanent(type, …)` domain errors, which the activity
+ * boundary marks non-retryable (the one place that says so), so Temporal never retries them.
  */
 export const ErrorTypes = {
   InvalidSpec: 'InvalidSpec',
@@ -35,5 +35,16 @@ export const ErrorTypes = {
 
 export type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];
 
-/** Every permanent type, for retry policies. */
-export const nonRetryableErrorTypes: string[] = Object.values(ErrorTypes);
+/** Names of transient failures: thrown as `transient(type, …)`, retried by the activity's policy. */
+export const TransientErrorTypes = {
+  /** A registry answered 5xx/429/408, or could not be reached. */
+  RegistryUnavailable: 'RegistryUnavailable',
+  /** The Kubernetes API answered 429/5xx, or could not be reached. */
+  KubeApiUnavailable: 'KubeApiUnavailable',
+  /** A cluster's processes or head did not come up (a retried create rebuilds it). */
+  ClusterStartFailed: 'ClusterStartFailed',
+  /** Something of a deleted cluster is still there (a retried teardown waits again). */
+  TeardownIncomplete: 'TeardownIncomplete',
+} as const;
+
+export type TransientErrorType = (typeof TransientErrorTypes)[keyof typeof TransientErrorTypes];

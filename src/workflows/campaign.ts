@@ -1,7 +1,6 @@
 import {
   ApplicationFailure,
   CancellationScope,
-  ChildWorkflowFailure,
   type ChildWorkflowHandle,
   condition,
   ContinueAsNew,
@@ -11,34 +10,36 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type {
-  AttemptEnd,
-  AttemptRecord,
-  CampaignInput,
-  CampaignResult,
-  CampaignState,
-  LatestCheckpoint,
-} from '../spec/campaign.js';
-import { ErrorTypes } from '../spec/error-types.js';
-import type { ExperimentResult } from '../spec/experiment-input.js';
-import { workerGpus } from '../spec/experiment.js';
-import { extendSignal, pauseSignal, progressQuery, resumeSignal } from './campaign-definitions.js';
-import { secondsBetween, workflowNowIso } from './clock.js';
+import type { CampaignInput, CampaignProgress, CampaignResult, LatestCheckpoint } from '../spec/campaign.js';
+import {
+  extendSignal,
+  extendUpdate,
+  pauseSignal,
+  pauseUpdate,
+  progressQuery,
+  resumeSignal,
+  resumeUpdate,
+} from './campaign-definitions.js';
+import {
+  type AttemptEnding,
+  type CampaignRun,
+  attemptRecord,
+  budgetFailure,
+  buildCampaignManifestDraft,
+  campaignResult,
+  finishedTraining,
+  newCampaignRun,
+  progressOf,
+} from './campaign-run.js';
+import { workflowNowIso } from './clock.js';
 import { progressSignal, stopAtNextCheckpointSignal } from './definitions.js';
 import type { experiment } from './experiment.js';
-import { failureMessage, failureType } from './failure-info.js';
-import { quick } from './policies.js';
+import { unwrapFailure } from './failure-info.js';
+import { archiveCampaign, latestCompleteCheckpoint } from './policies.js';
+import { statusQuery } from './status-query.js';
 import { logStage } from './stage-log.js';
 
-/** Failures another attempt cannot fix (bad input, storage, versions): the campaign fails at once. */
-const FATAL: ReadonlySet<string> = new Set([
-  ErrorTypes.InvalidSpec,
-  ErrorTypes.StorageNotWritable,
-  ErrorTypes.PreflightFailed,
-  ErrorTypes.RayVersionMismatch,
-  ErrorTypes.ImageNotVerified,
-  ErrorTypes.ManifestExists,
-]);
+type Child = ChildWorkflowHandle<typeof experiment>;
 
 /**
  * A training campaign: attempts, each a child `experiment` workflow (`<campaign id>-a<n>`) that runs
@@ -46,38 +47,82 @@ const FATAL: ReadonlySet<string> = new Set([
  * COMPLETE checkpoint in the campaign's shared checkpoint dir (tracker + ledger hashes, see the
  * latestCompleteCheckpoint activity). Budgets: maxAttempts, maxAttemptsWithoutNewCheckpoint.
  * Continue-as-new between attempts past budgets.historyEventsBeforeContinueAsNew, carrying lineage.
- * Signals: pause (stop after the next checkpoint, tear down, wait), resume, extend(steps).
- * Cancel (workflow cancellation) is graceful: the child archives what exists and tears down.
- * Query: progress. The campaign manifest links every attempt's manifest; it is written once.
+ * Updates (and signals of the same names): pause (stop after the next checkpoint, tear down, wait),
+ * resume, extend(steps). Cancel (workflow cancellation) is graceful: the child archives what
+ * exists and tears down. Queries: status, progress. The campaign manifest links every attempt's
+ * manifest; it is written once.
  */
 export async function campaign(input: CampaignInput): Promise<CampaignResult> {
-  const { spec, budgets } = input;
-  const info = workflowInfo();
-  const checkpointDir = `${spec.storage.checkpointDir}/${spec.name}/${info.workflowId}`;
-  const campaignDir = `${spec.storage.archiveDir}/${spec.name}/${info.workflowId}`;
-  const ledgerPath = `${campaignDir}/checkpoints.json`;
-  const gpus = workerGpus(spec);
-  const state: CampaignState = input.state ?? {
-    attempts: [],
-    totalTrainingSteps: spec.trainer.totalTrainingSteps,
-    paused: false,
-    attemptsWithoutNewCheckpoint: 0,
-    latestCheckpointStep: 0,
-    continuedAsNew: 0,
-    historyEventsPerRun: [],
-  };
-  const live = {
-    phase: 'checking' as 'checking' | 'running' | 'paused' | 'done',
-    step: state.latestCheckpointStep,
-    lastCheckpointStep: state.latestCheckpointStep,
-    attemptStartedAt: '',
-  };
-  let child: ChildWorkflowHandle<typeof experiment> | undefined;
+  const run = newCampaignRun(input, workflowInfo());
+  const child: { current?: Child } = {};
+  answerCommandsAndQueries(run, child);
+  try {
+    for (;;) {
+      const latest = await findLatestCheckpoint(run);
+      if (finishedTraining(run)) break;
+      failIfNoAttemptLeft(run);
+      if (run.state.paused) await waitWhilePaused(run);
+      else {
+        await continueAsNewIfHistoryIsLong(run);
+        await runAttempt(run, child, latest);
+      }
+    }
+    run.outcome = 'succeeded';
+  } catch (err) {
+    if (err instanceof ContinueAsNew) throw err;
+    settleFailure(run, err);
+  }
+  await writeCampaignManifest(run);
+  return finish(run);
+}
 
-  setHandler(pauseSignal, () => {
+function answerCommandsAndQueries(run: CampaignRun, child: { current?: Child }): void {
+  const { state, live } = run;
+  const progress = (): CampaignProgress => progressOf(run, workflowNowIso());
+  const pause = () => {
     state.paused = true;
-    if (child) child.signal(stopAtNextCheckpointSignal).catch(() => undefined);
-  });
+    if (child.current) child.current.signal(stopAtNextCheckpointSignal).catch(() => undefined);
+  };
+  const refuseWhenDone = (what: string) => {
+    if (live.phase === 'done') throw new Error(`the campaign has ended; there is nothing to ${what}`);
+  };
+  setHandler(
+    pauseUpdate,
+    () => {
+      pause();
+      return progress();
+    },
+    { validator: () => refuseWhenDone('pause') },
+  );
+  setHandler(
+    resumeUpdate,
+    () => {
+      state.paused = false;
+      return progress();
+    },
+    {
+      validator: () => {
+        refuseWhenDone('resume');
+        if (!state.paused) throw new Error('the campaign is not paused');
+      },
+    },
+  );
+  setHandler(
+    extendUpdate,
+    (steps) => {
+      state.totalTrainingSteps += steps;
+      return progress();
+    },
+    {
+      validator: (steps) => {
+        refuseWhenDone('extend');
+        if (!(Number.isInteger(steps) && steps > 0))
+          throw new Error(`extend takes a positive whole number of steps, not ${String(steps)}`);
+      },
+    },
+  );
+  // The signals of before the Updates: still accepted; what an Update refuses, they ignore.
+  setHandler(pauseSignal, pause);
   setHandler(resumeSignal, () => {
     state.paused = false;
   });
@@ -89,218 +134,161 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
     if (p.lastCheckpointStep !== undefined)
       live.lastCheckpointStep = Math.max(live.lastCheckpointStep, p.lastCheckpointStep);
   });
-  const usedGpuSeconds = () => state.attempts.reduce((s, a) => s + a.gpuSeconds, 0);
-  setHandler(progressQuery, () => ({
-    phase: live.phase,
-    attempt: state.attempts.length + (live.phase === 'running' ? 1 : 0),
-    step: live.step,
-    lastCheckpointStep: live.lastCheckpointStep,
-    totalTrainingSteps: state.totalTrainingSteps,
-    gpuSeconds:
-      usedGpuSeconds() +
-      (live.phase === 'running' && live.attemptStartedAt
-        ? gpus * secondsBetween(live.attemptStartedAt, workflowNowIso())
-        : 0),
-    paused: state.paused,
-    continuedAsNew: state.continuedAsNew,
-  }));
+  setHandler(progressQuery, progress);
+  setHandler(statusQuery, () => ({ kind: 'campaign', ...progress() }));
+}
 
-  let checkpoints: LatestCheckpoint = { checkpoints: [], untrusted: [] };
-  const findLatest = async () => {
-    checkpoints = await quick.latestCompleteCheckpoint({ checkpointDir, ledgerPath, now: workflowNowIso() });
-    state.latestCheckpointStep = checkpoints.latest?.step ?? 0;
-    live.lastCheckpointStep = Math.max(live.lastCheckpointStep, state.latestCheckpointStep);
-    return checkpoints.latest;
-  };
+/** The latest complete checkpoint of the shared dir (ledger hashes); the query shows it. */
+async function findLatestCheckpoint(run: CampaignRun): Promise<LatestCheckpoint['latest']> {
+  run.live.phase = 'checking';
+  return refreshCheckpoints(run);
+}
 
-  let outcome: CampaignResult['outcome'] = 'failed';
-  let reason: string | undefined;
-  let failure: unknown;
-  try {
-    for (;;) {
-      live.phase = 'checking';
-      const latest = await findLatest();
-      const last = state.attempts.at(-1);
-      if (last?.outcome === 'succeeded' && (last.finalStep ?? 0) >= state.totalTrainingSteps) {
-        outcome = 'succeeded';
-        break;
-      }
-      // A pause ends an attempt on purpose: it does not use up the budget.
-      if (state.attempts.filter((a) => a.outcome !== 'paused').length >= budgets.maxAttempts) {
-        reason = `campaign.maxAttempts=${budgets.maxAttempts} attempts used; the last ended with ${last?.ended.type}: ${last?.ended.message}`;
-        throw ApplicationFailure.create({
-          type: ErrorTypes.CampaignAttemptsExhausted,
-          message: reason,
-          nonRetryable: true,
-        });
-      }
-      if (state.attemptsWithoutNewCheckpoint >= budgets.maxAttemptsWithoutNewCheckpoint) {
-        reason = `${state.attemptsWithoutNewCheckpoint} attempts in a row ended without a new checkpoint (campaign.maxAttemptsWithoutNewCheckpoint=${budgets.maxAttemptsWithoutNewCheckpoint}); the last ended with ${last?.ended.type}: ${last?.ended.message}`;
-        throw ApplicationFailure.create({
-          type: ErrorTypes.CampaignStalled,
-          message: reason,
-          nonRetryable: true,
-        });
-      }
-      if (last && FATAL.has(last.ended.type)) {
-        reason = `attempt ${last.attempt} failed with ${last.ended.type}, which another attempt cannot fix: ${last.ended.message}`;
-        throw ApplicationFailure.create({ type: last.ended.type, message: reason, nonRetryable: true });
-      }
-      if (state.paused) {
-        live.phase = 'paused';
-        logStage('paused', state.attempts.length);
-        await condition(() => !state.paused);
-        continue;
-      }
-      if (
-        workflowInfo().historyLength >= budgets.historyEventsBeforeContinueAsNew ||
-        workflowInfo().continueAsNewSuggested
-      ) {
-        state.historyEventsPerRun.push(workflowInfo().historyLength);
-        state.continuedAsNew++;
-        await continueAsNew<typeof campaign>({ ...input, state });
-      }
-      await runAttempt(latest);
-    }
-  } catch (err) {
-    if (err instanceof ContinueAsNew) throw err;
-    failure = err;
-    outcome = isCancellation(err) ? 'cancelled' : 'failed';
-    reason ??= isCancellation(err) ? 'cancelled by the user' : failureMessage(err);
-  }
-  live.phase = 'done';
-  logStage('done', state.attempts.length, { outcome });
-  state.historyEventsPerRun.push(workflowInfo().historyLength);
-
-  const manifest = await CancellationScope.nonCancellable(async () => {
-    await findLatest().catch(() => undefined);
-    return quick
-      .archiveCampaign({
-        archiveDir: spec.storage.archiveDir,
-        untrusted: checkpoints.untrusted,
-        draft: {
-          campaign: info.workflowId,
-          experiment: spec.name,
-          temporal: {
-            workflowId: info.workflowId,
-            runId: info.runId,
-            namespace: info.namespace,
-            taskQueue: info.taskQueue,
-          },
-          budgets,
-          provenance: input.provenance,
-          checkpointDir,
-          totalTrainingSteps: state.totalTrainingSteps,
-          outcome,
-          reason,
-          attempts: state.attempts,
-          gpuSeconds: usedGpuSeconds(),
-          continuedAsNew: state.continuedAsNew,
-          writtenAt: workflowNowIso(),
-          ledgerPath,
-        },
-      })
-      .catch((err: unknown) => {
-        reason = `${reason ?? ''}${reason ? '; ' : ''}the campaign manifest could not be written: ${failureMessage(err)}`;
-        return undefined;
-      });
+async function refreshCheckpoints(run: CampaignRun): Promise<LatestCheckpoint['latest']> {
+  run.checkpoints = await latestCompleteCheckpoint({
+    checkpointDir: run.checkpointDir,
+    ledgerPath: run.ledgerPath,
+    now: workflowNowIso(),
   });
-  const result: CampaignResult = {
-    outcome,
-    reason,
-    attempts: state.attempts,
-    finalStep: state.attempts.at(-1)?.finalStep,
-    latestCheckpointStep: state.latestCheckpointStep,
-    gpuSeconds: usedGpuSeconds(),
-    manifestPath: manifest?.manifestPath,
-    historyEventsPerRun: state.historyEventsPerRun,
-  };
-  if (failure === undefined) return result;
-  if (isCancellation(failure)) throw failure;
+  run.state.latestCheckpointStep = run.checkpoints.latest?.step ?? 0;
+  run.live.lastCheckpointStep = Math.max(run.live.lastCheckpointStep, run.state.latestCheckpointStep);
+  return run.checkpoints.latest;
+}
+
+function failIfNoAttemptLeft(run: CampaignRun): void {
+  const failure = budgetFailure(run);
+  if (!failure) return;
+  run.reason = failure.reason;
+  throw ApplicationFailure.create({ type: failure.type, message: failure.reason, nonRetryable: true });
+}
+
+async function waitWhilePaused(run: CampaignRun): Promise<void> {
+  run.live.phase = 'paused';
+  logStage('paused', run.state.attempts.length);
+  await condition(() => !run.state.paused);
+}
+
+/** Between attempts only, carrying the lineage: a running child never loses its parent. */
+async function continueAsNewIfHistoryIsLong(run: CampaignRun): Promise<void> {
+  const info = workflowInfo();
+  if (info.historyLength < run.input.budgets.historyEventsBeforeContinueAsNew && !info.continueAsNewSuggested)
+    return;
+  run.state.historyEventsPerRun.push(info.historyLength);
+  run.state.continuedAsNew++;
+  await continueAsNew<typeof campaign>({ ...run.input, state: run.state });
+}
+
+/** One attempt: a child experiment resuming from `latest`, then its lineage record. */
+async function runAttempt(
+  run: CampaignRun,
+  child: { current?: Child },
+  latest: LatestCheckpoint['latest'],
+): Promise<void> {
+  const { spec, provenance } = run.input;
+  const n = run.state.attempts.length + 1;
+  const workflowId = `${run.ids.workflowId}-a${n}`;
+  const startedAt = workflowNowIso();
+  const startedFromStep = latest?.step ?? 0;
+  const totalTrainingSteps = run.state.totalTrainingSteps;
+  Object.assign(run.live, { phase: 'running', attemptStartedAt: startedAt, step: startedFromStep });
+  logStage('running', n, { child: workflowId, fromStep: startedFromStep });
+  child.current = await startChild<typeof experiment>('experiment', {
+    workflowId,
+    args: [
+      {
+        spec: { ...spec, trainer: { ...spec.trainer, totalTrainingSteps } },
+        provenance,
+        resumeFrom: latest?.path,
+        checkpointDir: run.checkpointDir,
+      },
+    ],
+  });
+  if (run.state.paused) child.current.signal(stopAtNextCheckpointSignal).catch(() => undefined);
+  let ending: AttemptEnding & { cancellation?: unknown };
+  try {
+    ending = await attemptEnding(child.current);
+  } finally {
+    child.current = undefined;
+  }
+  // The campaign's own cancellation must not stop it from recording what the attempt left.
+  const after = await CancellationScope.nonCancellable(() => refreshCheckpoints(run));
+  const checkpointStepAfter = after?.step ?? 0;
+  const endedAt = workflowNowIso();
+  const record = attemptRecord(
+    run,
+    {
+      n,
+      workflowId,
+      startedFrom: latest?.path,
+      startedFromStep,
+      totalTrainingSteps,
+      startedAt,
+      endedAt,
+      checkpointStepAfter,
+    },
+    ending,
+  );
+  run.state.attempts.push(record);
+  const progressed = checkpointStepAfter > startedFromStep;
+  run.state.attemptsWithoutNewCheckpoint =
+    ending.outcome === 'failed' && !progressed ? run.state.attemptsWithoutNewCheckpoint + 1 : 0;
+  if (ending.cancellation !== undefined) throw ending.cancellation;
+}
+
+/** The child's result, or what its failure carries (a failed experiment's result is in its details). */
+async function attemptEnding(child: Child): Promise<AttemptEnding & { cancellation?: unknown }> {
+  try {
+    const result = await child.result();
+    const message =
+      result.outcome === 'paused' ? (result.training.error ?? 'paused') : `step ${result.training.finalStep}`;
+    return { result, outcome: result.outcome, ended: { type: result.outcome, message } };
+  } catch (err) {
+    const f = unwrapFailure(err);
+    return {
+      result: f.details[0] as AttemptEnding['result'],
+      outcome: f.cancelled ? 'cancelled' : 'failed',
+      ended: { type: f.cancelled ? 'cancelled' : (f.type ?? 'failed'), message: f.message },
+      cancellation: f.cancelled ? err : undefined,
+    };
+  }
+}
+
+function settleFailure(run: CampaignRun, err: unknown): void {
+  run.failure = err;
+  run.outcome = isCancellation(err) ? 'cancelled' : 'failed';
+  run.reason ??= isCancellation(err) ? 'cancelled by the user' : unwrapFailure(err).message;
+}
+
+/** Written once, never cancelled: the checkpoints as they are now, every attempt's lineage. */
+async function writeCampaignManifest(run: CampaignRun): Promise<void> {
+  run.live.phase = 'done';
+  logStage('done', run.state.attempts.length, { outcome: run.outcome });
+  run.state.historyEventsPerRun.push(workflowInfo().historyLength);
+  await CancellationScope.nonCancellable(async () => {
+    await refreshCheckpoints(run).catch(() => undefined);
+    const draft = buildCampaignManifestDraft(run, workflowNowIso());
+    try {
+      run.manifestPath = (
+        await archiveCampaign({
+          archiveDir: run.input.spec.storage.archiveDir,
+          untrusted: run.checkpoints.untrusted,
+          draft,
+        })
+      ).manifestPath;
+    } catch (err) {
+      run.reason = `${run.reason ?? ''}${run.reason ? '; ' : ''}the campaign manifest could not be written: ${unwrapFailure(err).message}`;
+    }
+  });
+}
+
+function finish(run: CampaignRun): CampaignResult {
+  const result = campaignResult(run);
+  if (run.failure === undefined) return result;
+  if (isCancellation(run.failure)) throw run.failure;
   throw ApplicationFailure.create({
-    type: failureType(failure) ?? 'CampaignFailed',
-    message: reason ?? failureMessage(failure),
+    type: unwrapFailure(run.failure).type ?? 'CampaignFailed',
+    message: run.reason ?? unwrapFailure(run.failure).message,
     nonRetryable: true,
     details: [result],
   });
-
-  async function runAttempt(latest: LatestCheckpoint['latest']): Promise<void> {
-    const n = state.attempts.length + 1;
-    const workflowId = `${info.workflowId}-a${n}`;
-    const startedAt = workflowNowIso();
-    const stepBefore = latest?.step ?? 0;
-    live.phase = 'running';
-    logStage('running', n, { child: workflowId, fromStep: stepBefore });
-    live.attemptStartedAt = startedAt;
-    live.step = stepBefore;
-    const total = state.totalTrainingSteps;
-    child = await startChild<typeof experiment>('experiment', {
-      workflowId,
-      args: [
-        {
-          spec: { ...spec, trainer: { ...spec.trainer, totalTrainingSteps: total } },
-          provenance: input.provenance,
-          resumeFrom: latest?.path,
-          checkpointDir,
-        },
-      ],
-    });
-    if (state.paused) child.signal(stopAtNextCheckpointSignal).catch(() => undefined);
-    let result: ExperimentResult | undefined;
-    let ended: AttemptEnd;
-    let childOutcome: AttemptRecord['outcome'];
-    let cancelled: unknown;
-    try {
-      result = await child.result();
-      childOutcome = result.outcome;
-      ended = {
-        type: result.outcome,
-        message:
-          result.outcome === 'paused'
-            ? (result.training.error ?? 'paused')
-            : `step ${result.training.finalStep}`,
-      };
-    } catch (err) {
-      const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
-      result = (cause as { details?: unknown[] } | undefined)?.details?.[0] as ExperimentResult | undefined;
-      childOutcome = isCancellation(err) ? 'cancelled' : 'failed';
-      ended = {
-        type: isCancellation(err) ? 'cancelled' : (failureType(cause) ?? 'failed'),
-        message: failureMessage(cause),
-      };
-      if (isCancellation(err)) cancelled = err;
-    } finally {
-      child = undefined;
-    }
-    // The campaign's own cancellation must not stop it from recording what the attempt left.
-    const after = await CancellationScope.nonCancellable(() => findLatest());
-    const endedAt = workflowNowIso();
-    const trainSeconds = (result?.stages ?? [])
-      .filter((s) => s.stage === 'train')
-      .reduce((sum, s) => sum + secondsBetween(s.startedAt, s.endedAt ?? endedAt), 0);
-    const record: AttemptRecord = {
-      attempt: n,
-      workflowId,
-      startedFrom: latest?.path,
-      startedFromStep: stepBefore,
-      previousEnded: state.attempts.at(-1)?.ended,
-      totalTrainingSteps: total,
-      outcome: childOutcome,
-      ended,
-      finalStep: result?.training.finalStep,
-      checkpointStepAfter: after?.step ?? 0,
-      manifestPath:
-        result?.archive.manifestPath ?? `${spec.storage.archiveDir}/${spec.name}/${workflowId}/manifest.json`,
-      submits: result?.submits,
-      gpuSeconds: result ? gpus * trainSeconds : gpus * secondsBetween(startedAt, endedAt),
-      stages: result?.stages,
-      startedAt,
-      endedAt,
-    };
-    state.attempts.push(record);
-    const progressed = (after?.step ?? 0) > stepBefore;
-    state.attemptsWithoutNewCheckpoint =
-      childOutcome === 'failed' && !progressed ? state.attemptsWithoutNewCheckpoint + 1 : 0;
-    if (cancelled) throw cancelled;
-  }
 }

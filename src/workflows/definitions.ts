@@ -1,10 +1,10 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { ExperimentStatus } from '../spec/experiment-input.js';
 import { PROGRESS_SIGNAL, type Progress } from '../spec/progress.js';
 
 /** Signals and queries of the experiment workflow, shared with the client. */
 export const progressSignal = defineSignal<[Progress]>(PROGRESS_SIGNAL);
-export const statusQuery = defineQuery<ExperimentStatus>('status');
+/** `status` is answered by every workflow kind; for an experiment its `kind` is 'experiment'. */
+export { statusQuery } from './status-query.js';
 export const stageQuery = defineQuery<string>('stage');
 export const joinedWorkersQuery = defineQuery<number>('joinedWorkers');
 export const lastStepQuery = defineQuery<number>('lastStep');

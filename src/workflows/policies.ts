@@ -1,32 +1,62 @@
 import { type ActivityOptions, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { nonRetryableErrorTypes } from '../spec/error-types.js';
 
-/** Named activity profiles: each states its timeouts and an explicit retry policy. */
+// No nonRetryableErrorTypes here: whether a failure is retried is said where it is thrown
+// (permanent() vs transient()), and the activity boundary marks it (src/activities/failures.ts).
 const retry = (maximumAttempts: number) => ({
   initialInterval: '1 second',
   backoffCoefficient: 2,
   maximumInterval: '30 seconds',
   maximumAttempts,
-  nonRetryableErrorTypes,
 });
 
-/** Short request/response calls: preflight, verify, submit, archive. */
-export const quickProfile: ActivityOptions = { startToCloseTimeout: '5 minutes', retry: retry(5) };
+/** Named activity profiles: each states its timeouts and an explicit retry policy. */
+export const profiles = {
+  /** Short request/response calls and small file writes. */
+  quick: { startToCloseTimeout: '5 minutes', retry: retry(5) },
+  /** Heartbeat-polling calls bounded by a workflow timer: join, all-reduce, validation. */
+  polling: { startToCloseTimeout: '6 hours', heartbeatTimeout: '30 seconds', retry: retry(10) },
+  /** Reads and hashes every checkpoint file (many GB): alive through a heartbeat per file. */
+  hashing: { startToCloseTimeout: '6 hours', heartbeatTimeout: '60 seconds', retry: retry(5) },
+  /** Training: days long, alive through heartbeats; a retry resumes from heartbeat details. */
+  longRunning: { startToCloseTimeout: '30 days', heartbeatTimeout: '60 seconds', retry: retry(20) },
+  /** Teardown: retried until it succeeds (no maximumAttempts = unlimited), never given up on. */
+  cleanup: {
+    startToCloseTimeout: '10 minutes',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  },
+} as const satisfies Record<string, ActivityOptions>;
+export type ProfileName = keyof typeof profiles;
 
-/** Heartbeat-polling calls bounded by a workflow timer: join, all-reduce, validation. */
-export const pollingProfile: ActivityOptions = { startToCloseTimeout: '6 hours', heartbeatTimeout: '30 seconds', retry: retry(10) };
+/** Every activity and the one profile it runs under; the type refuses an activity left out. */
+export const activityProfiles = {
+  preflight: 'quick',
+  verify: 'quick',
+  submitCluster: 'quick',
+  archiveSweep: 'quick',
+  archiveCampaign: 'quick',
+  awaitJoin: 'polling',
+  allReduceCheck: 'polling',
+  validate: 'polling',
+  archive: 'hashing',
+  latestCompleteCheckpoint: 'hashing',
+  train: 'longRunning',
+  teardown: 'cleanup',
+  reapClusters: 'cleanup',
+} as const satisfies Record<keyof Activities, ProfileName>;
 
-/** Training: days long, alive through heartbeats; a retry resumes from heartbeat details. */
-export const longRunningProfile: ActivityOptions = { startToCloseTimeout: '30 days', heartbeatTimeout: '60 seconds', retry: retry(20) };
+type ActivitiesUnder<P extends ProfileName> = {
+  [K in keyof typeof activityProfiles]: (typeof activityProfiles)[K] extends P ? K : never;
+}[keyof typeof activityProfiles];
 
-/** Teardown: retried until it succeeds (no maximumAttempts = unlimited), never given up on. */
-export const cleanupProfile: ActivityOptions = {
-  startToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-};
+/** The proxies of one profile: only the activities the table binds to it can be taken from it. */
+function bind<P extends ProfileName>(profile: P) {
+  return proxyActivities<Pick<Activities, ActivitiesUnder<P>>>(profiles[profile]);
+}
 
-export const quick = proxyActivities<Activities>(quickProfile);
-export const polling = proxyActivities<Activities>(pollingProfile);
-export const longRunning = proxyActivities<Activities>(longRunningProfile);
-export const cleanup = proxyActivities<Activities>(cleanupProfile);
+// Bound once here (as temporalio/samples-typescript does); call sites never choose a profile.
+export const { preflight, verify, submitCluster, archiveSweep, archiveCampaign } = bind('quick');
+export const { awaitJoin, allReduceCheck, validate } = bind('polling');
+export const { archive, latestCompleteCheckpoint } = bind('hashing');
+export const { train } = bind('longRunning');
+export const { teardown, reapClusters } = bind('cleanup');

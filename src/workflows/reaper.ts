@@ -1,5 +1,5 @@
 import type { ReaperInput, ReaperReport } from '../spec/reaper.js';
-import { cleanup } from './policies.js';
+import { reapClusters } from './policies.js';
 
 /**
  * The teardown backstop, run by a Temporal Schedule (overlap skip): deletes clusters whose owning
@@ -7,5 +7,5 @@ import { cleanup } from './policies.js';
  * timeouts, a crash during create). Returns the report of this pass.
  */
 export async function reaper(input: ReaperInput): Promise<ReaperReport> {
-  return cleanup.reapClusters(input);
+  return reapClusters(input);
 }

@@ -2,7 +2,6 @@ import {
   ApplicationFailure,
   CancellationScope,
   ChildWorkflowCancellationType,
-  ChildWorkflowFailure,
   ParentClosePolicy,
   WorkflowIdReusePolicy,
   condition,
@@ -18,22 +17,14 @@ import { type ChildOutcome, type SweepInput, SweepInputSchema, type SweepManifes
 import { applyParams, childWorkflowId, expandSweep } from '../spec/sweep-expand.js';
 import { bestChild, countOutcomes, rankChildren } from '../spec/sweep-results.js';
 import { workflowNowIso } from './clock.js';
-import { quick } from './policies.js';
+import { unwrapFailure } from './failure-info.js';
+import { archiveSweep } from './policies.js';
+import { statusQuery } from './status-query.js';
 import { sweepStatusQuery } from './sweep-definitions.js';
 
 /** Errors are kept to one line per child: the child's own manifest has the rest. */
 const shortError = (text: string) => text.split('\n')[0]?.slice(0, 300) ?? '';
 
-/** The experiment result a failed child carries in its failure details, if it got that far. */
-function childResultOf(err: unknown): ExperimentResult | undefined {
-  const cause = err instanceof ChildWorkflowFailure ? err.cause : undefined;
-  return cause instanceof ApplicationFailure ? (cause.details?.[0] as ExperimentResult | undefined) : undefined;
-}
-
-function childError(err: unknown): string {
-  const cause = err instanceof ChildWorkflowFailure && err.cause ? err.cause : err;
-  return shortError(cause instanceof Error ? cause.message : String(err));
-}
 
 /**
  * A sweep: one child workflow (the `experiment` workflow by default) per parameter set of the
@@ -61,7 +52,7 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
   let failed = results.filter((r) => r.outcome === 'failed').length;
   const budgetExhausted = () => spec.failureBudget !== undefined && failed >= spec.failureBudget;
 
-  setHandler(sweepStatusQuery, (): SweepStatus => ({
+  const status = (): SweepStatus => ({
     total,
     started: next,
     running,
@@ -69,7 +60,9 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     stoppedByFailureBudget: budgetExhausted(),
     runs,
     best: bestChild(results, spec.objective),
-  }));
+  });
+  setHandler(sweepStatusQuery, status);
+  setHandler(statusQuery, () => ({ kind: 'sweep', ...status() }));
 
   function record(outcome: ChildOutcome): void {
     results.push(outcome);
@@ -103,14 +96,16 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
       const paused = r.outcome === 'paused';
       record({ index, workflowId, outcome, successRate: r.validation.successRate, manifestPath: r.archive.manifestPath, error: paused ? 'paused by hand before validation' : undefined });
     } catch (err) {
-      const r = childResultOf(err);
+      // A failed child carries its experiment result in the failure details, if it got that far.
+      const failure = unwrapFailure(err);
+      const r = failure.details[0] as ExperimentResult | undefined;
       record({
         index,
         workflowId,
-        outcome: isCancellation(err) ? 'cancelled' : 'failed',
+        outcome: failure.cancelled ? 'cancelled' : 'failed',
         successRate: r?.validation.successRate,
         manifestPath: r?.archive.manifestPath,
-        error: childError(err),
+        error: shortError(failure.message),
       });
     } finally {
       running--;
@@ -158,7 +153,7 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     children: ranked,
     writtenAt: workflowNowIso(),
   };
-  const archived = await CancellationScope.nonCancellable(() => quick.archiveSweep({ manifest, archiveDir: spec.base.storage.archiveDir }));
+  const archived = await CancellationScope.nonCancellable(() => archiveSweep({ manifest, archiveDir: spec.base.storage.archiveDir }));
   const result: SweepResult = {
     sweepId,
     total,

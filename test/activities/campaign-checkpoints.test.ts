@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { createArchiveCampaign } from '../../src/activities/campaign-archive.js';
 import { createLatestCompleteCheckpoint } from '../../src/activities/campaign-checkpoints.js';
 import { CampaignManifestSchema } from '../../src/spec/campaign.js';
+import { inActivityContext } from '../helpers/activity-context.js';
 
 async function save(dir: string, step: number, content = `weights ${step}`) {
   await mkdir(join(dir, `global_step_${step}`, 'actor'), { recursive: true });
@@ -17,7 +18,8 @@ describe('latestCompleteCheckpoint (real files)', () => {
     const root = await mkdtemp(join(tmpdir(), 'ledger-'));
     const dir = join(root, 'ckpt');
     const ledgerPath = join(root, 'archive', 'checkpoints.json');
-    const find = createLatestCompleteCheckpoint();
+    // In an activity context: it heartbeats once per hashed file.
+    const { run: find, heartbeats } = inActivityContext(createLatestCompleteCheckpoint());
     assert.equal(
       (await find({ checkpointDir: dir, ledgerPath, now: 't0' })).latest,
       undefined,
@@ -33,6 +35,11 @@ describe('latestCompleteCheckpoint (real files)', () => {
     assert.deepEqual(
       first.checkpoints.map((c) => c.step),
       [10, 20],
+    );
+    assert.deepEqual(
+      heartbeats.map((h) => (h as { step: number }).step),
+      [10, 20],
+      'new checkpoints are hashed once, one heartbeat per file',
     );
 
     await writeFile(join(dir, 'global_step_20', 'actor', 'model.npz'), 'overwritten by someone');

@@ -15,6 +15,7 @@ import { ErrorTypes } from '../../src/spec/error-types.js';
 import type { ExperimentSpec } from '../../src/spec/experiment.js';
 import { ManifestSchema } from '../../src/spec/manifest.js';
 import { shortHash } from '../../src/spec/naming.js';
+import { campaignManifestPath, checkpointPath, metricsPath } from '../../src/spec/paths.js';
 import { FaultHarness, completedCheckpointHashes } from '../helpers/fault-harness.js';
 import { rayProcesses } from '../helpers/processes.js';
 
@@ -53,7 +54,7 @@ async function assertEnd(spec: ExperimentSpec, id: string, expected: { outcome: 
   for (const [step, sha] of expected.before) {
     assert.equal((await hashCheckpoint(dir, step)).sha256, sha, `checkpoint ${step}, complete before the fault, is unchanged`);
   }
-  const manifest = CampaignManifestSchema.parse(JSON.parse(await readFile(join(spec.storage.archiveDir, spec.name, id, 'campaign.json'), 'utf8')));
+  const manifest = CampaignManifestSchema.parse(JSON.parse(await readFile(campaignManifestPath(spec.storage.archiveDir, spec.name, id), 'utf8')));
   assert.equal(manifest.outcome, expected.outcome, manifest.reason);
   if (expected.finalStep !== undefined) assert.equal(manifest.attempts.at(-1)?.finalStep, expected.finalStep);
   for (const a of manifest.attempts) {
@@ -70,7 +71,7 @@ async function assertEnd(spec: ExperimentSpec, id: string, expected: { outcome: 
  * to metrics.jsonl in the shared checkpoint dir) minus the step the next attempt resumed from.
  */
 async function stepsLost(checkpointDir: string, resumedFrom: number | undefined): Promise<number> {
-  const steps = (await readFile(join(checkpointDir, 'metrics.jsonl'), 'utf8'))
+  const steps = (await readFile(metricsPath(checkpointDir), 'utf8'))
     .split('\n')
     .filter(Boolean)
     .map((l) => (JSON.parse(l) as { step: number }).step);
@@ -92,7 +93,7 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     const [a1, a2] = result?.attempts ?? [];
     assert.equal(a1?.ended.type, ErrorTypes.TrainingFailed);
     assert.match(a1?.ended.message ?? '', /fault injection/);
-    assert.equal(a2?.startedFrom, `${h.checkpointDir(spec, id)}/global_step_4`);
+    assert.equal(a2?.startedFrom, checkpointPath(h.checkpointDir(spec, id), 4));
     assert.equal(a2?.previousEnded?.type, ErrorTypes.TrainingFailed);
     // What attempt 1 archived right after the fault is what the campaign still has.
     const first = ManifestSchema.parse(JSON.parse(await readFile(a1?.manifestPath ?? '', 'utf8')));

@@ -1,10 +1,12 @@
 import { Context } from '@temporalio/activity';
+import { mapFailuresAtBoundary } from '../../src/activities/failures.js';
 import type { Activities } from '../../src/activities/index.js';
 import type { ClusterHandle } from '../../src/spec/cluster.js';
 
 /**
  * Fake activities of the real Activities type, for workflow tests on the time-skipping server.
- * Every call is recorded in order; a test replaces the ones it wants to misbehave.
+ * Every call is recorded in order; a test replaces the ones it wants to misbehave. They are served
+ * through the product's failure boundary, so a fake may throw domain errors as real ones do.
  */
 export function fakeActivities(overrides: Partial<Activities> = {}) {
   const calls: string[] = [];
@@ -34,7 +36,7 @@ export function fakeActivities(overrides: Partial<Activities> = {}) {
       },
     ]),
   ) as Activities;
-  return { activities: recorded, calls };
+  return { activities: mapFailuresAtBoundary(recorded), calls };
 }
 
 /** An activity body that heartbeats until it is cancelled (a join or training that never ends). */

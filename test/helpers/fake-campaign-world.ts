@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import type { Activities } from '../../src/activities/index.js';
 import { stepOfCheckpointPath } from '../../src/spec/campaign.js';
 import { ErrorTypes } from '../../src/spec/error-types.js';
+import { checkpointPath } from '../../src/spec/paths.js';
 
 /**
  * Stand-in storage and trainer for campaign workflow tests (time-skipping server): `train` walks
@@ -38,7 +39,7 @@ export function fakeCampaignWorld(client: () => Client, opts: { failAt?: (attemp
       const steps = [...saved].sort((a, b) => a - b);
       const top = steps.at(-1);
       return {
-        latest: top === undefined ? undefined : { step: top, path: `${checkpointDir}/global_step_${top}`, sha256: `sha-${top}` },
+        latest: top === undefined ? undefined : { step: top, path: checkpointPath(checkpointDir, top), sha256: `sha-${top}` },
         checkpoints: steps.map((step) => ({ step, sha256: `sha-${step}` })),
         untrusted: [],
       };

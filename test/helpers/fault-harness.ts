@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { checkpointSteps, hashCheckpoint, readTracker } from '../../src/activities/checkpoints.js';
 import { freePorts } from '../../src/backends/local/ports.js';
-import { LocalClusterStateSchema } from '../../src/backends/local/state.js';
+import { clusterDir, readState } from '../../src/backends/local/state.js';
 import { type DevServer, startDevServer } from '../../src/cli/dev-server.js';
 import { REPO_ROOT, loadConfig } from '../../src/config.js';
 import type { CampaignBudgets, CampaignProgress } from '../../src/spec/campaign.js';
 import type { ExperimentSpec } from '../../src/spec/experiment.js';
+import { runCheckpointDir } from '../../src/spec/paths.js';
 import type { campaign } from '../../src/workflows/campaign.js';
 import { testInput, testSpec } from './specs.js';
 
@@ -119,7 +120,7 @@ export class FaultHarness {
   }
 
   checkpointDir(spec: ExperimentSpec, campaignId: string): string {
-    return join(spec.storage.checkpointDir, spec.name, campaignId);
+    return runCheckpointDir(spec.storage, spec.name, campaignId);
   }
 
   /** Poll the campaign's progress query until `predicate` holds. */
@@ -138,15 +139,13 @@ export class FaultHarness {
     throw new Error(`timed out waiting for ${what}; last progress ${JSON.stringify(last)}`);
   }
 
-  /** Clusters (state files) of the local backend whose owner is this workflow id. */
+  /** Clusters of the local backend whose owner is this workflow id, read as the backend reads them. */
   async clustersOf(workflowId: string): Promise<{ name: string; createdAt: string; pids: number[]; workerPids: number[] }[]> {
     const found = [];
     for (const name of await readdir(this.runRoot).catch(() => [] as string[])) {
-      try {
-        const state = LocalClusterStateSchema.parse(JSON.parse(await readFile(join(this.runRoot, name, 'cluster.json'), 'utf8')));
-        if (state.owner.workflowId === workflowId) found.push({ name, createdAt: state.createdAt, pids: state.nodes.map((n) => n.pid), workerPids: state.nodes.filter((n) => n.role === 'worker').map((n) => n.pid) });
-      } catch {
-        // not a cluster dir, or the cluster was deleted
+      const state = await readState(clusterDir(this.runRoot, name)).catch(() => undefined); // half-written by a killed worker
+      if (state?.owner.workflowId === workflowId) {
+        found.push({ name, createdAt: state.createdAt, pids: state.nodes.map((n) => n.pid), workerPids: state.nodes.filter((n) => n.role === 'worker').map((n) => n.pid) });
       }
     }
     return found;

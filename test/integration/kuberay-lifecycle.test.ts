@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/index.js';
@@ -8,6 +7,7 @@ import { KubeApi, loadKubeConfig } from '../../src/backends/kuberay/kube-api.js'
 import { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
 import { MANAGED_SELECTOR, ownerLabels } from '../../src/backends/kuberay/labels.js';
 import { buildRayCluster } from '../../src/backends/kuberay/raycluster.js';
+import { DomainError } from '../../src/errors/domain-error.js';
 import { loadConfig } from '../../src/config.js';
 import type { ReaperReport } from '../../src/spec/reaper.js';
 import { activityDeps } from '../../src/worker.js';
@@ -50,9 +50,9 @@ describe('kuberay backend against a real kube-apiserver', () => {
     assert.equal(first.dashboardUrl, `http://idem-a0-head-svc.${ns}.svc:8265`);
     const listed = await backend.api.listRayClusters(MANAGED_SELECTOR);
     assert.deepEqual(listed.map((c) => c.metadata.name), ['idem-a0']);
-    await assert.rejects(backend.createCluster({ ...request, owner: owner(0, 'another-workflow') }), (err: ApplicationFailure) => {
+    await assert.rejects(backend.createCluster({ ...request, owner: owner(0, 'another-workflow') }), (err: DomainError) => {
       assert.equal(err.type, 'ClusterNameTaken');
-      assert.equal(err.nonRetryable, true);
+      assert.equal(err.permanent, true);
       return true;
     });
     assert.deepEqual(await backend.deleteCluster(first), { alreadyGone: false });
@@ -70,10 +70,10 @@ describe('kuberay backend against a real kube-apiserver', () => {
     assert.match(perms?.detail ?? '', /cannot create, delete rayclusters\.ray\.io in namespace ragen-lifecycle/);
     assert.equal(checks.find((c) => c.name === 'kuberay-crd')?.ok, true, JSON.stringify(checks));
     assert.match(checks.find((c) => c.name === 'kuberay-storage-pvc')?.detail ?? '', /cannot get persistentvolumeclaims\/ragen-storage/);
-    await assert.rejects(restricted.createCluster({ name: 'denied-a0', spec, owner: owner() }), (err: ApplicationFailure) => {
-      assert.ok(err instanceof ApplicationFailure);
+    await assert.rejects(restricted.createCluster({ name: 'denied-a0', spec, owner: owner() }), (err: DomainError) => {
+      assert.ok(err instanceof DomainError);
       assert.equal(err.type, 'KubePermissionDenied');
-      assert.equal(err.nonRetryable, true);
+      assert.equal(err.permanent, true);
       assert.match(err.message, /cannot create rayclusters\.ray\.io\/denied-a0 in namespace ragen-lifecycle; grant verb "create"/);
       assert.match(err.message, /system:serviceaccount:ragen-lifecycle:ragen-restricted/);
       return true;
@@ -102,9 +102,9 @@ describe('kuberay backend against a real kube-apiserver', () => {
     const body = buildRayCluster({ name: 'invalid-a0', namespace: ns, spec: kuberaySpec('/tmp/ragen-lifecycle', kube.pvc), owner: owner() });
     delete (body.spec['workerGroupSpecs'] as Record<string, unknown>[])[0]!['groupName'];
     const before = api.requests;
-    await assert.rejects(api.createRayCluster(body), (err: ApplicationFailure) => {
+    await assert.rejects(api.createRayCluster(body), (err: DomainError) => {
       assert.equal(err.type, 'KubeInvalidObject');
-      assert.equal(err.nonRetryable, true);
+      assert.equal(err.permanent, true);
       assert.match(err.message, /spec\.workerGroupSpecs\[0\]\.groupName/);
       return true;
     });

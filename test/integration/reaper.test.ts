@@ -7,6 +7,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/index.js';
 import { clusterProcesses } from '../../src/backends/local/processes.js';
+import { STATE_FILE, clusterDir, writeState } from '../../src/backends/local/state.js';
 import { loadConfig } from '../../src/config.js';
 import type { ReaperReport } from '../../src/spec/reaper.js';
 import { activityDeps } from '../../src/worker.js';
@@ -39,12 +40,10 @@ async function withWorker<T>(fn: (taskQueue: string) => Promise<T>): Promise<T> 
 const reaperPass = (taskQueue: string, graceSeconds: number): Promise<ReaperReport> =>
   env.client.workflow.execute<typeof reaper>('reaper', { taskQueue, workflowId: uniqueId('reaper-pass'), args: [{ graceSeconds }] });
 
-/** A cluster state dir as the local backend writes it, without processes (a stand-in for a leak). */
+/** A cluster state written by the local backend's own writer, without processes (a stand-in for a leak). */
 async function plantState(name: string, workflowId: string, createdAt: string): Promise<void> {
   const owner = { experiment: 'planted', workflowId, runId: 'r', attempt: 0 };
-  await mkdir(join(runRoot, name), { recursive: true });
-  const state = { name, owner, createdAt, nodeIp: '127.0.0.2', gcsPort: 1, dashboardUrl: 'http://127.0.0.1:1', tempDir: join(runRoot, 'planted'), complete: true, nodes: [] };
-  await writeFile(join(runRoot, name, 'cluster.json'), JSON.stringify(state));
+  await writeState(clusterDir(runRoot, name), { name, owner, createdAt, nodeIp: '127.0.0.2', gcsPort: 1, dashboardUrl: 'http://127.0.0.1:1', tempDir: join(runRoot, 'planted'), complete: true, nodes: [] });
 }
 
 const exists = (p: string) => stat(p).then(() => true, () => false);
@@ -58,7 +57,7 @@ describe('reaper (real dev server, local backend)', () => {
       await plantState('owned-by-running', running.workflowId, old);
       await plantState('orphan', 'no-such-workflow', old);
       await mkdir(join(runRoot, 'malformed'), { recursive: true });
-      await writeFile(join(runRoot, 'malformed', 'cluster.json'), '{"name": "malformed"}');
+      await writeFile(join(clusterDir(runRoot, 'malformed'), STATE_FILE), '{"name": "malformed"}');
       for (let pass = 0; pass < 3; pass++) {
         const report = await reaperPass(taskQueue, 60);
         const by = Object.fromEntries(report.entries.map((e) => [e.cluster, e]));
@@ -67,9 +66,9 @@ describe('reaper (real dev server, local backend)', () => {
         if (pass === 0) assert.equal(by['orphan']?.action, 'deleted');
         else assert.equal(by['orphan'], undefined, 'deleted clusters are gone from the listing');
       }
-      assert.ok(await exists(join(runRoot, 'owned-by-running', 'cluster.json')));
-      assert.ok(await exists(join(runRoot, 'malformed', 'cluster.json')), 'a malformed cluster is reported, not deleted');
-      assert.ok(!(await exists(join(runRoot, 'orphan', 'cluster.json'))));
+      assert.ok(await exists(join(clusterDir(runRoot, 'owned-by-running'), STATE_FILE)));
+      assert.ok(await exists(join(clusterDir(runRoot, 'malformed'), STATE_FILE)), 'a malformed cluster is reported, not deleted');
+      assert.ok(!(await exists(join(clusterDir(runRoot, 'orphan'), STATE_FILE))));
       await running.terminate('test done');
       await rm(join(runRoot, 'malformed'), { recursive: true });
       await rm(join(runRoot, 'owned-by-running'), { recursive: true });

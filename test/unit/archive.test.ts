@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createArchive } from '../../src/activities/archive.js';
 import type { ManifestDraft } from '../../src/spec/manifest.js';
+import { inActivityContext } from '../helpers/activity-context.js';
 import { testInput, testSpec } from '../helpers/specs.js';
 
 async function draftWithCheckpoints(root: string, steps: number[], tracker: number): Promise<ManifestDraft> {
@@ -39,9 +40,14 @@ describe('archive', () => {
   it('hashes only complete checkpoints (at or below the tracker) and writes the manifest once', async () => {
     const root = await mkdtemp(join(tmpdir(), 'archive-'));
     const draft = await draftWithCheckpoints(root, [10, 20, 30], 20);
-    const archive = createArchive();
+    const { run: archive, heartbeats } = inActivityContext(createArchive());
     const first = await archive({ draft, archiveDir: join(root, 'archive') });
     assert.equal(first.checkpoints, 2, 'global_step_30 is not named by the tracker yet');
+    assert.deepEqual(
+      heartbeats.map((h) => (h as { step: number }).step),
+      [10, 20],
+      'one heartbeat per hashed file',
+    );
     const manifest = JSON.parse(await readFile(first.manifestPath, 'utf8'));
     assert.deepEqual(manifest.checkpoints.map((c: { step: number }) => c.step), [10, 20]);
     assert.match(manifest.checkpoints[0].files[0].sha256, /^[0-9a-f]{64}$/);
@@ -52,7 +58,7 @@ describe('archive', () => {
   it('never overwrites a different existing manifest', async () => {
     const root = await mkdtemp(join(tmpdir(), 'archive-'));
     const draft = await draftWithCheckpoints(root, [10], 10);
-    const archive = createArchive();
+    const { run: archive } = inActivityContext(createArchive());
     const first = await archive({ draft, archiveDir: join(root, 'archive') });
     const before = await readFile(first.manifestPath, 'utf8');
     await assert.rejects(archive({ draft: { ...draft, outcome: 'failed' }, archiveDir: join(root, 'archive') }), /already exists/);

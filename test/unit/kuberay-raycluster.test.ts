@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApplicationFailure } from '@temporalio/common';
 import { dashboardFromStatus, interpretRayCluster } from '../../src/backends/kuberay/cluster-status.js';
 import { kubeFailure } from '../../src/backends/kuberay/kube-errors.js';
+import { DomainError } from '../../src/errors/domain-error.js';
 import { LABELS, isOwnedBy, ownerAnnotations, ownerLabels, readOwner } from '../../src/backends/kuberay/labels.js';
 import { buildRayCluster, type RayClusterObject } from '../../src/backends/kuberay/raycluster.js';
 import { parseExperimentSpec } from '../../src/spec/load.js';
@@ -110,30 +110,31 @@ describe('Kubernetes status -> error type (one place)', () => {
 
   it('403: non-retryable KubePermissionDenied naming verb and resource', () => {
     const f = kubeFailure(apiError(403, JSON.stringify({ message: 'rayclusters.ray.io is forbidden: User "u" cannot create resource' })), action);
-    assert.ok(f instanceof ApplicationFailure);
+    assert.ok(f instanceof DomainError);
     assert.equal(f.type, 'KubePermissionDenied');
-    assert.equal(f.nonRetryable, true);
+    assert.equal(f.permanent, true);
     assert.match(f.message, /cannot create rayclusters\.ray\.io\/c in namespace training; grant verb "create"/);
   });
 
   it('401: non-retryable, points at the credentials', () => {
-    const f = kubeFailure(apiError(401, { message: 'Unauthorized' }), action) as ApplicationFailure;
+    const f = kubeFailure(apiError(401, { message: 'Unauthorized' }), action);
     assert.equal(f.type, 'KubePermissionDenied');
     assert.match(f.message, /credentials/);
   });
 
   it('422: non-retryable KubeInvalidObject naming the field', () => {
     const body = { reason: 'Invalid', message: 'RayCluster.ray.io "c" is invalid', details: { causes: [{ field: 'spec.workerGroupSpecs[0].replicas', message: 'must be >= 0' }] } };
-    const f = kubeFailure(apiError(422, body), action) as ApplicationFailure;
+    const f = kubeFailure(apiError(422, body), action);
     assert.equal(f.type, 'KubeInvalidObject');
-    assert.equal(f.nonRetryable, true);
+    assert.equal(f.permanent, true);
     assert.match(f.message, /spec\.workerGroupSpecs\[0\]\.replicas: must be >= 0/);
   });
 
-  it('429, 5xx and network errors: plain errors, which Temporal retries', () => {
+  it('429, 5xx and network errors: transient KubeApiUnavailable, which the activity retries', () => {
     for (const err of [apiError(429, {}), apiError(503, { message: 'etcd leader changed' }), Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' })]) {
       const f = kubeFailure(err, action);
-      assert.ok(!(f instanceof ApplicationFailure), f.message);
+      assert.equal(f.type, 'KubeApiUnavailable');
+      assert.equal(f.permanent, false, f.message);
       assert.match(f.message, /retried/);
     }
   });

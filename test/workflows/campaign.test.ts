@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { CampaignBudgets, CampaignInput, CampaignProgress, CampaignResult } from '../../src/spec/campaign.js';
 import { ErrorTypes } from '../../src/spec/error-types.js';
+import type { WorkflowStatus } from '../../src/spec/workflow-status.js';
 import type { campaign } from '../../src/workflows/campaign.js';
+import { extendUpdate, pauseUpdate, resumeUpdate } from '../../src/workflows/campaign-definitions.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
 import { fakeCampaignWorld } from '../helpers/fake-campaign-world.js';
 import { testInput, testSpec } from '../helpers/specs.js';
@@ -137,12 +139,13 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
     const { result } = await runCampaign(world, campaignInput({}, 30), async (id, calls) => {
       const handle = env.client.workflow.getHandle(id);
       await waitFor(id, (p) => p.phase === 'running' && p.lastCheckpointStep >= 10, 'checkpoint 10');
-      await handle.signal('pause');
+      const asked = await handle.executeUpdate(pauseUpdate);
+      assert.equal(asked.paused, true, 'the Update answers the new state');
       const paused = await waitFor(id, (p) => p.phase === 'paused', 'the pause');
       assert.equal(paused.lastCheckpointStep, 20, 'stopped after the next checkpoint');
       assert.equal(calls.filter((c) => c === 'teardown').length, 1, 'the cluster is released while paused');
       assert.equal(calls.at(-1) === 'teardown' || calls.at(-1) === 'latestCompleteCheckpoint', true);
-      await handle.signal('resume');
+      await handle.signal('resume'); // the signal of before the Updates is still accepted
     });
     assert.equal(result?.outcome, 'succeeded', JSON.stringify(result));
     assert.deepEqual(result?.attempts.map((a) => a.outcome), ['paused', 'succeeded']);
@@ -150,11 +153,22 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
     assert.equal(result?.attempts[1]?.previousEnded?.type, 'paused');
   });
 
-  it('extends the total steps of a running campaign', async () => {
+  it('extends the total steps of a running campaign (an Update that refuses a bad count)', async () => {
     const world = fakeCampaignWorld(() => env.client, { stepMs: 100 });
     const { result } = await runCampaign(world, campaignInput({}, 20), async (id) => {
+      const handle = env.client.workflow.getHandle(id);
       await waitFor(id, (p) => p.phase === 'running', 'training');
-      await env.client.workflow.getHandle(id).signal('extend', 10);
+      await assert.rejects(handle.executeUpdate(extendUpdate, { args: [-5] }), (err: Error) => {
+        assert.ok(err instanceof WorkflowUpdateFailedError, String(err));
+        assert.match(String(err.cause?.message), /positive whole number of steps, not -5/);
+        return true;
+      });
+      await assert.rejects(handle.executeUpdate(resumeUpdate), (err: Error) => /not paused/.test(String((err.cause as Error | undefined)?.message)));
+      const extended = await handle.executeUpdate(extendUpdate, { args: [10] });
+      assert.equal(extended.totalTrainingSteps, 30);
+      const status = await handle.query<WorkflowStatus>('status');
+      assert.equal(status.kind, 'campaign', '`status <campaign id>` gets an answer');
+      assert.equal(status.kind === 'campaign' && status.totalTrainingSteps, 30);
     });
     assert.equal(result?.outcome, 'succeeded');
     assert.equal(result?.finalStep, 30);

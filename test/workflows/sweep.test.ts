@@ -8,6 +8,7 @@ import type { Activities } from '../../src/activities/index.js';
 import { ErrorTypes } from '../../src/spec/error-types.js';
 import { expandSweep } from '../../src/spec/sweep-expand.js';
 import type { SweepInput, SweepManifest, SweepResult } from '../../src/spec/sweep.js';
+import type { WorkflowStatus } from '../../src/spec/workflow-status.js';
 import type { sweep } from '../../src/workflows/sweep.js';
 import { fakeActivities, heartbeatUntilCancelled } from '../helpers/fake-activities.js';
 import { seedSweep, sweepInput } from '../helpers/sweeps.js';
@@ -111,9 +112,14 @@ describe('sweep workflow (time-skipping server, fake child activities)', () => {
     assert.equal(child.status.name, 'COMPLETED');
   });
 
-  it('ranks with direction min', async () => {
+  it('ranks with direction min; answers the status query every workflow kind answers', async () => {
     const { activities } = trackedActivities();
-    const { result } = await runSweep(sweepInput(seedSweep(seeds(5), { concurrency: 5, objective: { metric: 'validation.successRate', direction: 'min' } })), activities);
+    let status: WorkflowStatus | undefined;
+    const { result } = await runSweep(sweepInput(seedSweep(seeds(5), { concurrency: 5, objective: { metric: 'validation.successRate', direction: 'min' } })), activities, async (id) => {
+      status = await env.client.workflow.getHandle(id).query<WorkflowStatus>('status');
+    });
+    assert.equal(status?.kind, 'sweep');
+    assert.equal(status?.kind === 'sweep' && status.total, 5);
     const values = result?.ranked.map((r) => r.successRate ?? NaN) ?? [];
     assert.deepEqual(values, [...values].sort((a, b) => a - b));
   });

@@ -1,4 +1,6 @@
 import { ApiextensionsV1Api, ApisApi, AuthorizationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, Watch } from '@kubernetes/client-node';
+import { transient } from '../../errors/domain-error.js';
+import { TransientErrorTypes } from '../../spec/error-types.js';
 import { type KubeAction, KubeStatusError, kubeFailure, statusOf } from './kube-errors.js';
 import { RAYCLUSTER, type RayClusterObject } from './raycluster.js';
 import { type BackendLogger, quietLogger } from '../logger.js';
@@ -76,7 +78,7 @@ export class KubeApi {
       if (!(err instanceof KubeStatusError) || err.status !== 409) throw err;
       this.logger.info('RayCluster create answered 409 AlreadyExists; reading it back', { cluster: body.metadata.name });
       const existing = await this.getRayCluster(body.metadata.name);
-      if (!existing) throw new Error(`RayCluster ${body.metadata.name} answered 409 AlreadyExists but is gone on read-back (being deleted?); retrying`);
+      if (!existing) throw transient(TransientErrorTypes.ClusterStartFailed, `RayCluster ${body.metadata.name} answered 409 AlreadyExists but is gone on read-back (being deleted?); retrying`);
       return { created: false, object: existing };
     }
   }

@@ -1,5 +1,5 @@
-import { ApplicationFailure } from '@temporalio/common';
-import { ErrorTypes } from '../../spec/error-types.js';
+import { type DomainError, permanent, transient } from '../../errors/domain-error.js';
+import { ErrorTypes, TransientErrorTypes } from '../../spec/error-types.js';
 
 /** What a request was doing, for messages that name the missing verb, resource and field. */
 export interface KubeAction {
@@ -52,39 +52,36 @@ function where(a: KubeAction): string {
 /**
  * The one place where Kubernetes answers become error types. 401/403: KubePermissionDenied
  * (non-retryable, names the verb and resource to grant); 422 and other 4xx: KubeInvalidObject
- * (non-retryable, names the field); 429, 5xx and network errors: a plain Error, which Temporal
- * retries with the activity's backoff.
+ * (non-retryable, names the field); 429, 5xx and network errors: KubeApiUnavailable (transient,
+ * retried with the activity's backoff).
  */
-export function kubeFailure(err: unknown, action: KubeAction, identity = 'this identity'): Error {
+export function kubeFailure(err: unknown, action: KubeAction, identity = 'this identity'): DomainError {
   const s = statusOf(err);
   if (!s) {
     // No HTTP answer at all (refused, reset, DNS, TLS, timeout): the API server may be restarting.
     const code = (err as { code?: unknown })?.code ?? (err as { cause?: { code?: unknown } })?.cause?.code;
     const known = typeof code === 'string' && NETWORK_CODES.has(code) ? ` [${code}]` : '';
-    return new Error(`Kubernetes API unreachable while trying to ${action.verb} ${where(action)}${known}: ${(err as Error)?.message ?? String(err)} (retried)`);
+    return transient(TransientErrorTypes.KubeApiUnavailable, `Kubernetes API unreachable while trying to ${action.verb} ${where(action)}${known}: ${(err as Error)?.message ?? String(err)} (retried)`, undefined, err);
   }
   const serverMessage = s.body.message ?? '';
   if (s.status === 401) {
-    return ApplicationFailure.create({
-      type: ErrorTypes.KubePermissionDenied,
-      nonRetryable: true,
-      message: `Kubernetes API refused the credentials (401) for ${action.verb} ${where(action)}; check the kubeconfig (KUBECONFIG) or the service account token. ${serverMessage}`,
-    });
+    return permanent(
+      ErrorTypes.KubePermissionDenied,
+      `Kubernetes API refused the credentials (401) for ${action.verb} ${where(action)}; check the kubeconfig (KUBECONFIG) or the service account token. ${serverMessage}`,
+    );
   }
   if (s.status === 403) {
-    return ApplicationFailure.create({
-      type: ErrorTypes.KubePermissionDenied,
-      nonRetryable: true,
-      message: `missing permission: ${identity} cannot ${action.verb} ${where(action)}; grant verb "${action.verb}" on resource "${action.resource}" with a Role and RoleBinding. Server said: ${serverMessage}`,
-    });
+    return permanent(
+      ErrorTypes.KubePermissionDenied,
+      `missing permission: ${identity} cannot ${action.verb} ${where(action)}; grant verb "${action.verb}" on resource "${action.resource}" with a Role and RoleBinding. Server said: ${serverMessage}`,
+    );
   }
   if (s.status === 429 || s.status >= 500) {
-    return new Error(`Kubernetes API answered ${s.status} to ${action.verb} ${where(action)} (retried): ${serverMessage}`);
+    return transient(TransientErrorTypes.KubeApiUnavailable, `Kubernetes API answered ${s.status} to ${action.verb} ${where(action)} (retried): ${serverMessage}`);
   }
   const fields = (s.body.details?.causes ?? []).map((c) => `${c.field ?? '(object)'}: ${c.message ?? c.reason ?? ''}`);
-  return ApplicationFailure.create({
-    type: ErrorTypes.KubeInvalidObject,
-    nonRetryable: true,
-    message: `Kubernetes API rejected ${action.verb} ${where(action)} (${s.status} ${s.body.reason ?? ''})${fields.length ? `: ${fields.join('; ')}` : `: ${serverMessage}`}`,
-  });
+  return permanent(
+    ErrorTypes.KubeInvalidObject,
+    `Kubernetes API rejected ${action.verb} ${where(action)} (${s.status} ${s.body.reason ?? ''})${fields.length ? `: ${fields.join('; ')}` : `: ${serverMessage}`}`,
+  );
 }

@@ -1,6 +1,6 @@
-import { ApplicationFailure } from '@temporalio/common';
 import type { ClusterHandle, ClusterStatus } from '../../spec/cluster.js';
-import { ErrorTypes } from '../../spec/error-types.js';
+import { isDomainError, permanent, transient } from '../../errors/domain-error.js';
+import { ErrorTypes, TransientErrorTypes } from '../../spec/error-types.js';
 import type { ExperimentSpec } from '../../spec/experiment.js';
 import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
 import { statusFromHead } from '../ray/head-status.js';
@@ -83,15 +83,14 @@ export class KubeRayBackend implements ComputeBackend {
     try {
       body = buildRayCluster({ name, namespace: this.config.namespace, spec, owner });
     } catch (err) {
-      throw ApplicationFailure.create({ type: ErrorTypes.InvalidSpec, nonRetryable: true, message: (err as Error).message });
+      throw permanent(ErrorTypes.InvalidSpec, (err as Error).message);
     }
     const { created, object } = await this.api.createRayCluster(body);
     if (!created && !isOwnedBy(object.metadata, owner)) {
-      throw ApplicationFailure.create({
-        type: ErrorTypes.ClusterNameTaken,
-        nonRetryable: true,
-        message: `RayCluster ${this.ref(name)} already exists and is not this workflow attempt's (labels ${JSON.stringify(object.metadata.labels ?? {})}); delete it or rename the experiment`,
-      });
+      throw permanent(
+        ErrorTypes.ClusterNameTaken,
+        `RayCluster ${this.ref(name)} already exists and is not this workflow attempt's (labels ${JSON.stringify(object.metadata.labels ?? {})}); delete it or rename the experiment`,
+      );
     }
     return { backend: 'kuberay', name, namespace: this.config.namespace, owner, dashboardUrl: await this.dashboardUrl(name) };
   }
@@ -103,8 +102,8 @@ export class KubeRayBackend implements ComputeBackend {
       const object = await this.cache.get(name);
       const url = dashboardFromStatus(object);
       if (url) return url;
-      if (!object) throw new Error(`RayCluster ${this.ref(name)} disappeared before its head got an address`);
-      if (Date.now() > deadline) throw new Error(`RayCluster ${this.ref(name)}: no head address in status after ${(this.config.headAddressTimeoutMs ?? 240_000) / 1000} s (${interpretRayCluster(object, this.ref(name)).message})`);
+      if (!object) throw transient(TransientErrorTypes.ClusterStartFailed, `RayCluster ${this.ref(name)} disappeared before its head got an address`);
+      if (Date.now() > deadline) throw transient(TransientErrorTypes.ClusterStartFailed, `RayCluster ${this.ref(name)}: no head address in status after ${(this.config.headAddressTimeoutMs ?? 240_000) / 1000} s (${interpretRayCluster(object, this.ref(name)).message})`);
       await sleep(this.config.pollMs ?? 1000);
     }
   }
@@ -129,7 +128,7 @@ export class KubeRayBackend implements ComputeBackend {
       if (!object && pods <= 0) break;
       if (Date.now() > deadline) {
         this.config.logger?.warn('RayCluster delete not finished in time; the activity retries', { cluster: handle.name, pods });
-        throw new Error(`RayCluster ${this.ref(handle.name)} still ${object ? 'exists' : `has ${pods} pods`} after delete; retrying`);
+        throw transient(TransientErrorTypes.TeardownIncomplete, `RayCluster ${this.ref(handle.name)} still ${object ? 'exists' : `has ${pods} pods`} after delete; retrying`);
       }
       await sleep(this.config.pollMs ?? 1000);
     }
@@ -142,7 +141,7 @@ export class KubeRayBackend implements ComputeBackend {
     try {
       return await this.api.rayPods(name);
     } catch (err) {
-      if ((err as { type?: string }).type === ErrorTypes.KubePermissionDenied) return -1;
+      if (isDomainError(err) && err.type === ErrorTypes.KubePermissionDenied) return -1;
       throw err;
     }
   }

@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/common';
+import { isDomainError } from '../../errors/domain-error.js';
 import { type ExperimentSpec, workerGpus } from '../../spec/experiment.js';
 import type { PreflightCheck } from '../backend.js';
 import type { KubeApi } from './kube-api.js';
@@ -53,7 +53,7 @@ export async function kuberayPreflight(api: KubeApi, spec: ExperimentSpec): Prom
     phase = await api.pvcPhase(pvc);
   } catch (err) {
     // A refusal (403) is a finding; an unreachable API server is not, and is retried.
-    if (!(err instanceof ApplicationFailure)) throw err;
+    if (!(isDomainError(err) && err.permanent)) throw err;
     checks.push({ name: 'kuberay-storage-pvc', ok: false, detail: err.message });
     return checks;
   }

@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { transient } from '../../errors/domain-error.js';
+import { TransientErrorTypes } from '../../spec/error-types.js';
 import { RayDashboardClient } from '../ray/dashboard-client.js';
 import { freePorts } from './ports.js';
 import { CLUSTER_ENV_MARKER, clusterProcesses, pidAlive, signalPids, signalProcessGroup } from './processes.js';
@@ -49,7 +51,7 @@ async function startRayNode(config: LauncherConfig, state: LocalClusterState, di
   );
   child.unref();
   await log.close();
-  if (child.pid === undefined) throw new Error(`could not start ray for ${node.role} node of ${state.name}`);
+  if (child.pid === undefined) throw transient(TransientErrorTypes.ClusterStartFailed, `could not start ray for ${node.role} node of ${state.name}`);
   return child.pid;
 }
 
@@ -69,12 +71,12 @@ export async function startHead(config: LauncherConfig, state: LocalClusterState
   const dashboard = new RayDashboardClient(state.dashboardUrl);
   const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
-    if (!pidAlive(pid)) throw new Error(`the Ray head of ${state.name} exited during start; see ${dir}/head-head-0.log`);
+    if (!pidAlive(pid)) throw transient(TransientErrorTypes.ClusterStartFailed, `the Ray head of ${state.name} exited during start; see ${dir}/head-head-0.log`);
     try {
       await dashboard.rayVersion();
       return { ...node, pid };
     } catch {
-      if (Date.now() > deadline) throw new Error(`the Ray head of ${state.name} did not answer on ${state.dashboardUrl} within ${readyTimeoutMs / 1000} s`);
+      if (Date.now() > deadline) throw transient(TransientErrorTypes.ClusterStartFailed, `the Ray head of ${state.name} did not answer on ${state.dashboardUrl} within ${readyTimeoutMs / 1000} s`);
       await sleep(500);
     }
   }

@@ -2,7 +2,9 @@ import { execFile } from 'node:child_process';
 import { readdir, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { transient } from '../../errors/domain-error.js';
 import type { ClusterHandle, ClusterStatus } from '../../spec/cluster.js';
+import { TransientErrorTypes } from '../../spec/error-types.js';
 import { shortHash } from '../../spec/naming.js';
 import type { ExperimentSpec } from '../../spec/experiment.js';
 import type { BackendLogger } from '../logger.js';
@@ -115,7 +117,7 @@ export class LocalBackend implements ComputeBackend {
     const stray = state ? [] : await clusterProcesses(handle.name);
     if (!state && stray.length === 0) return { alreadyGone: true };
     const left = await stopCluster(state ?? { name: handle.name, nodes: [] }, undefined, this.config.logger);
-    if (left.length > 0) throw new Error(`teardown of ${handle.name}: processes still alive after SIGKILL: ${left.join(', ')}`);
+    if (left.length > 0) throw transient(TransientErrorTypes.TeardownIncomplete, `teardown of ${handle.name}: processes still alive after SIGKILL: ${left.join(', ')}`);
     // Logs stay for the user; the state file goes, which is what "the cluster exists" means here.
     await rm(join(dir, 'cluster.json'), { force: true });
     await rm(state?.tempDir ?? join(this.config.runRoot, shortHash(handle.name)), { recursive: true, force: true });

@@ -1,0 +1,218 @@
+import type {
+  AttemptEnd,
+  AttemptRecord,
+  CampaignInput,
+  CampaignManifestDraft,
+  CampaignProgress,
+  CampaignResult,
+  CampaignState,
+  LatestCheckpoint,
+} from '../spec/campaign.js';
+import { ErrorTypes } from '../spec/error-types.js';
+import type { ExperimentResult } from '../spec/experiment-input.js';
+import { workerGpus } from '../spec/experiment.js';
+import { ledgerPath, manifestPath, runCheckpointDir } from '../spec/paths.js';
+import { secondsBetween } from './clock.js';
+import { type RunIds, runIds } from './run-ids.js';
+
+/** Failures another attempt cannot fix (bad input, storage, versions): the campaign fails at once. */
+const FATAL: ReadonlySet<string> = new Set([
+  ErrorTypes.InvalidSpec,
+  ErrorTypes.StorageNotWritable,
+  ErrorTypes.PreflightFailed,
+  ErrorTypes.RayVersionMismatch,
+  ErrorTypes.ImageNotVerified,
+  ErrorTypes.ManifestExists,
+]);
+
+/**
+ * Everything a campaign knows: `state` (carried across continue-as-new), what the queries show
+ * live, the checkpoints last found, and how it ends. The workflow's steps fill it in; the pure
+ * functions below read it.
+ */
+export interface CampaignRun {
+  input: CampaignInput;
+  ids: RunIds;
+  /** Shared by every attempt: `<checkpointDir>/<name>/<campaign id>`. */
+  checkpointDir: string;
+  ledgerPath: string;
+  /** GPUs of the cluster shape, for GPU-seconds. */
+  gpus: number;
+  state: CampaignState;
+  live: {
+    phase: CampaignProgress['phase'];
+    step: number;
+    lastCheckpointStep: number;
+    attemptStartedAt: string;
+  };
+  checkpoints: LatestCheckpoint;
+  outcome: CampaignResult['outcome'];
+  reason?: string;
+  failure?: unknown;
+  manifestPath?: string;
+}
+
+export function newCampaignRun(input: CampaignInput, info: RunIds): CampaignRun {
+  const { spec } = input;
+  const ids = runIds(info);
+  const state: CampaignState = input.state ?? {
+    attempts: [],
+    totalTrainingSteps: spec.trainer.totalTrainingSteps,
+    paused: false,
+    attemptsWithoutNewCheckpoint: 0,
+    latestCheckpointStep: 0,
+    continuedAsNew: 0,
+    historyEventsPerRun: [],
+  };
+  return {
+    input,
+    ids,
+    checkpointDir: runCheckpointDir(spec.storage, spec.name, ids.workflowId),
+    ledgerPath: ledgerPath(spec.storage.archiveDir, spec.name, ids.workflowId),
+    gpus: workerGpus(spec),
+    state,
+    live: {
+      phase: 'checking',
+      step: state.latestCheckpointStep,
+      lastCheckpointStep: state.latestCheckpointStep,
+      attemptStartedAt: '',
+    },
+    checkpoints: { checkpoints: [], untrusted: [] },
+    outcome: 'failed',
+  };
+}
+
+const usedGpuSeconds = (run: CampaignRun) => run.state.attempts.reduce((s, a) => s + a.gpuSeconds, 0);
+
+/** What the progress and status queries answer at `now` (the running attempt's GPU time included). */
+export function progressOf(run: CampaignRun, now: string): CampaignProgress {
+  const { live, state } = run;
+  const running = live.phase === 'running';
+  return {
+    phase: live.phase,
+    attempt: state.attempts.length + (running ? 1 : 0),
+    step: live.step,
+    lastCheckpointStep: live.lastCheckpointStep,
+    totalTrainingSteps: state.totalTrainingSteps,
+    gpuSeconds:
+      usedGpuSeconds(run) +
+      (running && live.attemptStartedAt ? run.gpus * secondsBetween(live.attemptStartedAt, now) : 0),
+    paused: state.paused,
+    continuedAsNew: state.continuedAsNew,
+  };
+}
+
+/** The last attempt trained to the (current) total: the campaign is done. */
+export function finishedTraining(run: CampaignRun): boolean {
+  const last = run.state.attempts.at(-1);
+  return last?.outcome === 'succeeded' && (last.finalStep ?? 0) >= run.state.totalTrainingSteps;
+}
+
+/** Why no further attempt may start (a budget is used up, or the last failure is fatal); undefined if one may. */
+export function budgetFailure(run: CampaignRun): { type: string; reason: string } | undefined {
+  const { state } = run;
+  const { budgets } = run.input;
+  const last = state.attempts.at(-1);
+  // A pause ends an attempt on purpose: it does not use up the budget.
+  if (state.attempts.filter((a) => a.outcome !== 'paused').length >= budgets.maxAttempts) {
+    return {
+      type: ErrorTypes.CampaignAttemptsExhausted,
+      reason: `campaign.maxAttempts=${budgets.maxAttempts} attempts used; the last ended with ${last?.ended.type}: ${last?.ended.message}`,
+    };
+  }
+  if (state.attemptsWithoutNewCheckpoint >= budgets.maxAttemptsWithoutNewCheckpoint) {
+    return {
+      type: ErrorTypes.CampaignStalled,
+      reason: `${state.attemptsWithoutNewCheckpoint} attempts in a row ended without a new checkpoint (campaign.maxAttemptsWithoutNewCheckpoint=${budgets.maxAttemptsWithoutNewCheckpoint}); the last ended with ${last?.ended.type}: ${last?.ended.message}`,
+    };
+  }
+  if (last && FATAL.has(last.ended.type)) {
+    return {
+      type: last.ended.type,
+      reason: `attempt ${last.attempt} failed with ${last.ended.type}, which another attempt cannot fix: ${last.ended.message}`,
+    };
+  }
+  return undefined;
+}
+
+/** How one attempt (a child experiment) ended, as the child reported it. */
+export interface AttemptEnding {
+  result?: ExperimentResult;
+  outcome: AttemptRecord['outcome'];
+  ended: AttemptEnd;
+}
+
+/** The lineage record of one attempt. */
+export function attemptRecord(
+  run: CampaignRun,
+  a: {
+    n: number;
+    workflowId: string;
+    startedFrom?: string;
+    startedFromStep: number;
+    totalTrainingSteps: number;
+    startedAt: string;
+    endedAt: string;
+    checkpointStepAfter: number;
+  },
+  ending: AttemptEnding,
+): AttemptRecord {
+  const { result } = ending;
+  const { spec } = run.input;
+  const trainSeconds = (result?.stages ?? [])
+    .filter((s) => s.stage === 'train')
+    .reduce((sum, s) => sum + secondsBetween(s.startedAt, s.endedAt ?? a.endedAt), 0);
+  return {
+    attempt: a.n,
+    workflowId: a.workflowId,
+    startedFrom: a.startedFrom,
+    startedFromStep: a.startedFromStep,
+    previousEnded: run.state.attempts.at(-1)?.ended,
+    totalTrainingSteps: a.totalTrainingSteps,
+    outcome: ending.outcome,
+    ended: ending.ended,
+    finalStep: result?.training.finalStep,
+    checkpointStepAfter: a.checkpointStepAfter,
+    manifestPath:
+      result?.archive.manifestPath ?? manifestPath(spec.storage.archiveDir, spec.name, a.workflowId),
+    submits: result?.submits,
+    gpuSeconds: result ? run.gpus * trainSeconds : run.gpus * secondsBetween(a.startedAt, a.endedAt),
+    stages: result?.stages,
+    startedAt: a.startedAt,
+    endedAt: a.endedAt,
+  };
+}
+
+/** The campaign manifest as the workflow knows it; the archive activity adds hashes and writes it. */
+export function buildCampaignManifestDraft(run: CampaignRun, writtenAt: string): CampaignManifestDraft {
+  const { spec, budgets, provenance } = run.input;
+  return {
+    campaign: run.ids.workflowId,
+    experiment: spec.name,
+    temporal: { ...run.ids },
+    budgets,
+    provenance,
+    checkpointDir: run.checkpointDir,
+    totalTrainingSteps: run.state.totalTrainingSteps,
+    outcome: run.outcome,
+    reason: run.reason,
+    attempts: run.state.attempts,
+    gpuSeconds: usedGpuSeconds(run),
+    continuedAsNew: run.state.continuedAsNew,
+    writtenAt,
+    ledgerPath: run.ledgerPath,
+  };
+}
+
+export function campaignResult(run: CampaignRun): CampaignResult {
+  return {
+    outcome: run.outcome,
+    reason: run.reason,
+    attempts: run.state.attempts,
+    finalStep: run.state.attempts.at(-1)?.finalStep,
+    latestCheckpointStep: run.state.latestCheckpointStep,
+    gpuSeconds: usedGpuSeconds(run),
+    manifestPath: run.manifestPath,
+    historyEventsPerRun: run.state.historyEventsPerRun,
+  };
+}

@@ -1,0 +1,147 @@
+import type { JoinResult } from '../activities/join.js';
+import type { VerifyResult } from '../activities/verify.js';
+import { stepOfCheckpointPath } from '../spec/campaign.js';
+import type { ClusterHandle } from '../spec/cluster.js';
+import { type ResumeFrom, trainArgv } from '../spec/entrypoint.js';
+import type { ExperimentInput, ExperimentResult, ExperimentStatus } from '../spec/experiment-input.js';
+import type { ManifestDraft } from '../spec/manifest.js';
+import { runArchiveDir, runCheckpointDir, validationResultsPath } from '../spec/paths.js';
+import type {
+  AllReduceResult,
+  Outcome,
+  PreflightCheck,
+  StageRecord,
+  ValidationResult,
+} from '../spec/results.js';
+import { type RunIds, runIds } from './run-ids.js';
+
+/**
+ * Everything one experiment run knows, filled in by the workflow's steps in order. Pure functions
+ * below read it (the manifest draft, the result), so they are tested without a server.
+ */
+export interface ExperimentRun {
+  input: ExperimentInput;
+  ids: RunIds;
+  checkpointDir: string;
+  /** `<archiveDir>/<name>/<workflow id>`: manifest, validation and all-reduce results. */
+  runDir: string;
+  resume: ResumeFrom;
+  /** What the status queries answer. */
+  status: ExperimentStatus;
+  stages: StageRecord[];
+  /** The cluster that may exist (set before its create returns, so teardown can find it). */
+  handle?: ClusterHandle;
+  preflightChecks: PreflightCheck[];
+  verified?: VerifyResult;
+  joined?: JoinResult;
+  allReduce?: AllReduceResult;
+  validationResult?: ValidationResult;
+  finalStep?: number;
+  submits: number;
+  training: Outcome;
+  validation: Outcome;
+  archive: Outcome & { manifestPath?: string };
+  teardown: Outcome;
+  /** Checkpoint step current when a pause was asked for: training stops at the first one above it. */
+  stopAfterCheckpoint?: number;
+  pausedAtCheckpoint: boolean;
+  /** Why the run failed or was cancelled; undefined while it has not. */
+  failure?: unknown;
+  outcome?: ExperimentResult['outcome'];
+}
+
+export function newExperimentRun(input: ExperimentInput, info: RunIds): ExperimentRun {
+  const { spec } = input;
+  const ids = runIds(info);
+  const resumedStep = stepOfCheckpointPath(input.resumeFrom);
+  return {
+    input,
+    ids,
+    checkpointDir: input.checkpointDir ?? runCheckpointDir(spec.storage, spec.name, ids.workflowId),
+    runDir: runArchiveDir(spec.storage, spec.name, ids.workflowId),
+    resume: input.resumeFrom ? { mode: 'resume_path', path: input.resumeFrom } : { mode: 'disable' },
+    status: {
+      stage: 'preflight',
+      attempt: 0,
+      joinedWorkers: 0,
+      gpusRegistered: 0,
+      lastStep: resumedStep,
+      lastCheckpointStep: resumedStep,
+    },
+    stages: [],
+    preflightChecks: [],
+    submits: 0,
+    training: { outcome: 'skipped' },
+    validation: { outcome: 'skipped' },
+    archive: { outcome: 'skipped' },
+    teardown: { outcome: 'skipped' },
+    pausedAtCheckpoint: false,
+  };
+}
+
+/**
+ * The manifest as the workflow knows it; the archive activity adds checkpoint hashes. The last
+ * stage record is the archive's own: its start is the manifest's writtenAt, fixed for retries.
+ */
+export function buildManifestDraft(run: ExperimentRun): ManifestDraft {
+  const { spec, provenance, resumeFrom } = run.input;
+  const { verified, joined, validationResult } = run;
+  return {
+    experiment: spec.name,
+    temporal: { ...run.ids },
+    provenance,
+    image: verified?.image ?? { verified: false, note: 'verify did not run' },
+    rayVersion: {
+      declared: spec.rayVersion,
+      planned: verified?.plannedRayVersion,
+      observedOnHead: joined?.headRayVersion,
+    },
+    environment: { envTag: 'CoordSokoban', overrides: spec.trainer.overrides },
+    seeds: { train: spec.trainer.seedTrain, val: spec.validation.seed },
+    resolvedSpec: spec,
+    entrypoint: trainArgv(spec, run.checkpointDir, run.resume),
+    cluster: {
+      backend: spec.backend,
+      handle: run.handle,
+      shape: {
+        headCpus: spec.cluster.head.cpus,
+        workerGroups: spec.cluster.workerGroups.map((g) => ({
+          name: g.name,
+          replicas: g.replicas,
+          gpusPerWorker: g.gpusPerWorker,
+        })),
+      },
+      nodes: joined?.nodes ?? [],
+      submits: run.submits,
+    },
+    preflight: { checks: run.preflightChecks, allReduce: run.allReduce },
+    resumedFrom: resumeFrom,
+    checkpointDir: run.checkpointDir,
+    training: {
+      ...run.training,
+      finalStep: run.finalStep,
+      totalTrainingSteps: spec.trainer.totalTrainingSteps,
+    },
+    validation: {
+      ...run.validation,
+      result: validationResult ? { ...validationResult, records: undefined } : undefined,
+      resultsPath: validationResult ? validationResultsPath(run.runDir) : undefined,
+    },
+    stages: run.stages.map((s) => ({ ...s })),
+    outcome: run.outcome ?? 'failed',
+  };
+}
+
+/** The workflow's result (also the details of its failure). */
+export function experimentResult(run: ExperimentRun): ExperimentResult {
+  return {
+    outcome: run.outcome ?? 'failed',
+    training: { ...run.training, finalStep: run.finalStep },
+    validation: { ...run.validation, successRate: run.validationResult?.success_rate },
+    archive: run.archive,
+    teardown: run.teardown,
+    stages: run.stages,
+    checkpointDir: run.checkpointDir,
+    submits: run.submits,
+  };
+}
