@@ -54,16 +54,23 @@ export async function campaignControlCommand(
 ): Promise<number> {
   return withClient(config, async (client) => {
     const handle = client.workflow.getHandle(workflowId);
-    // Updates: the campaign refuses what cannot apply (the error says why) and answers its new progress.
-    if (action === 'pause') console.log(campaignView(await handle.executeUpdate(pauseUpdate)).line);
-    else if (action === 'resume') console.log(campaignView(await handle.executeUpdate(resumeUpdate)).line);
-    else if (action === 'extend')
-      console.log(campaignView(await handle.executeUpdate(extendUpdate, { args: [steps ?? 0] })).line);
-    else if (action === 'status') console.log(campaignView(await handle.query(progressQuery)).line);
-    else {
+    if (action === 'status') {
+      console.log(campaignView(await handle.query(progressQuery)).line);
+      return 0;
+    }
+    if (action === 'cancel') {
       await handle.cancel();
       console.log(`cancellation requested for ${workflowId}; the attempt archives and tears down`);
+      return 0;
     }
+    // Updates: the campaign refuses what cannot apply (the error says why) and answers its new progress.
+    const progress =
+      action === 'pause'
+        ? await handle.executeUpdate(pauseUpdate)
+        : action === 'resume'
+          ? await handle.executeUpdate(resumeUpdate)
+          : await handle.executeUpdate(extendUpdate, { args: [steps ?? 0] });
+    console.log(campaignView(progress).line);
     return 0;
   });
 }

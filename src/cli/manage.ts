@@ -2,21 +2,14 @@ import type { Client } from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
 import { REAPER_SCHEDULE_ID } from '../spec/reaper.js';
 import { statusQuery } from '../workflows/definitions.js';
-import type { WorkflowStatus } from '../spec/workflow-status.js';
 import { withClient } from './client.js';
 import { installReaperSchedule } from './reaper-schedule.js';
-import { campaignView, experimentView, sweepView } from './views.js';
+import { statusView } from './views.js';
 
 /** How long `status` waits for a query answer: a closed workflow needs a worker to replay it. */
 const QUERY_DEADLINE_MS = 5_000;
 
-/** One line for the answer of the one `status` query, whatever kind of workflow gave it. */
-function statusText(s: WorkflowStatus): string {
-  if (s.kind === 'campaign') return campaignView(s).line;
-  if (s.kind === 'sweep') return sweepView(s).line;
-  return experimentView(s).line;
-}
-
+/** `status <workflow id>`: the workflow's kind and state, and its answer to the `status` query. */
 /** `status <workflow id>`: the workflow's state and its live status (experiment, campaign, sweep). */
 export async function statusCommand(config: OrchestratorConfig, workflowId: string): Promise<number> {
   return withClient(config, async (client: Client) => {
@@ -27,7 +20,10 @@ export async function statusCommand(config: OrchestratorConfig, workflowId: stri
     );
     try {
       console.log(
-        await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, async () => statusText(await handle.query(statusQuery))),
+        await client.withDeadline(
+          Date.now() + QUERY_DEADLINE_MS,
+          async () => statusView(await handle.query(statusQuery)).line,
+        ),
       );
     } catch (err) {
       const reason = (err as Error).message.split('\n')[0];

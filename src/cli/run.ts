@@ -6,7 +6,7 @@ import { loadExperimentSpec } from '../spec/load.js';
 import type { experiment } from '../workflows/experiment.js';
 import { withClient } from './client.js';
 import { follow } from './follow.js';
-import { experimentView } from './views.js';
+import { statusView } from './views.js';
 import { statusQuery } from '../workflows/definitions.js';
 import { printOutcome } from './outcome.js';
 
@@ -29,11 +29,7 @@ export async function runCommand(config: OrchestratorConfig, input: ExperimentIn
       args: [input],
     });
     console.log(`started ${workflowId} (run ${handle.firstExecutionRunId})`);
-    await follow(handle, async () => {
-      const status = await handle.query(statusQuery);
-      if (status.kind !== 'experiment') throw new Error(`${workflowId} answered the status of a ${status.kind}`);
-      return experimentView(status, spec);
-    });
+    await follow(handle, async () => statusView(await handle.query(statusQuery), spec));
     return printOutcome('experiment', workflowId, handle.result(), printResult);
   });
 }

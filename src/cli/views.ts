@@ -2,6 +2,7 @@ import type { CampaignProgress } from '../spec/campaign.js';
 import type { ExperimentSpec } from '../spec/experiment.js';
 import type { ExperimentStatus } from '../spec/experiment-input.js';
 import type { SweepStatus } from '../spec/sweep.js';
+import type { WorkflowStatus } from '../spec/workflow-status.js';
 import type { FollowView } from './follow.js';
 
 /** An experiment: stage, joined workers, step and last checkpoint; the bar counts training steps. */
@@ -33,4 +34,11 @@ export function sweepView(s: SweepStatus): FollowView {
     done,
     total: s.total,
   };
+}
+
+/** The answer of the `status` query that every workflow kind gives, by its `kind`. */
+export function statusView(s: WorkflowStatus, spec?: ExperimentSpec): FollowView {
+  if (s.kind === 'campaign') return campaignView(s);
+  if (s.kind === 'sweep') return sweepView(s);
+  return experimentView(s, spec);
 }

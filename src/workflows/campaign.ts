@@ -207,7 +207,7 @@ async function runAttempt(
   const startedFromStep = latest?.step ?? 0;
   const totalTrainingSteps = run.state.totalTrainingSteps;
   Object.assign(run.live, { phase: 'running', attemptStartedAt: startedAt, step: startedFromStep });
-  logStage('running', run.state.attempts.length + 1, { child: workflowId, fromStep: startedFromStep });
+  logStage('running', n, { child: workflowId, fromStep: startedFromStep });
   child.current = await startChild<typeof experiment>('experiment', {
     workflowId,
     args: [

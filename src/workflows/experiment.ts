@@ -153,7 +153,6 @@ async function withinRunDeadline(run: ExperimentRun, pipeline: () => Promise<voi
         : run.earlyStopped
           ? 'earlyStopped'
           : 'succeeded';
-  logStage('done', run.status.attempt, { outcome: run.outcome });
 }
 
 async function preflightStage(run: ExperimentRun): Promise<void> {
@@ -331,6 +330,7 @@ async function teardownStage(run: ExperimentRun): Promise<void> {
     Object.assign(run.teardown, { outcome: 'failed', error: unwrapFailure(err).message });
   }
   run.status.stage = 'done';
+  logStage('done', run.status.attempt, { outcome: run.outcome });
 }
 
 /** Teardown, never cancelled (the user's cancel must not leave a cluster behind). */
