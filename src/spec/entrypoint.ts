@@ -50,11 +50,15 @@ export function validateArgv(spec: ExperimentSpec, checkpointPath: string, outPa
   ];
 }
 
+/** The probe package the orchestrator ships with probe jobs (probes/ragen_probes) and its all-reduce module. */
+export const PROBE_PACKAGE = 'ragen_probes';
+export const ALLREDUCE_PROBE_MODULE = `${PROBE_PACKAGE}.allreduce`;
+
 export function allReduceArgv(spec: ExperimentSpec, timeoutSeconds: number, outPath: string): string[] {
   return [
     'python',
     '-m',
-    'ragen_toy.preflight',
+    ALLREDUCE_PROBE_MODULE,
     '--world-size',
     String(spec.trainer.nnodes * spec.trainer.nGpusPerNode),
     '--gpus-per-node',

@@ -13,6 +13,8 @@ export const ErrorTypes = {
   RegistryUnauthorized: 'RegistryUnauthorized',
   JoinDeadlineExceeded: 'JoinDeadlineExceeded',
   AllReduceFailed: 'AllReduceFailed',
+  /** A probe shipped with a job cannot be loaded on the image (a missing module, or its runtime_env failed): never resubmitted. */
+  ProbeUnavailable: 'ProbeUnavailable',
   TrainingFailed: 'TrainingFailed',
   TrainingIncomplete: 'TrainingIncomplete',
   NoProgress: 'NoProgress',

@@ -37,6 +37,7 @@ const FATAL: ReadonlySet<string> = new Set([
   ErrorTypes.RayVersionMismatch,
   ErrorTypes.ImageNotVerified,
   ErrorTypes.ManifestExists,
+  ErrorTypes.ProbeUnavailable,
 ]);
 
 /**
