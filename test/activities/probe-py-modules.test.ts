@@ -43,7 +43,7 @@ before(async () => {
 after(async () => {
   if (handle) await backend.deleteCluster(handle);
   await rm(runRoot, { recursive: true, force: true });
-  await rm(dir, { recursive: true, force: true });
+  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 function deps(probesDir?: string): ActivityDeps {
