@@ -9,6 +9,8 @@ COPY scripts ./scripts
 RUN PYTHON=python3 RAGEN_SETUP_TEST_TOOLS=0 bash scripts/setup.sh
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# Probes travel with their Ray jobs as runtime_env py_modules packages built from this directory.
+COPY probes ./probes
 # tsc into dist/, then the workflow code bundled once into dist/workflow-bundle.js, which the
 # worker loads at start instead of bundling (see bench/worker-start.ts).
 RUN npm run build

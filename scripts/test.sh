@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: installs what it needs (scripts/setup.sh), then runs every suite:
 # typecheck, lint, unit, activity and workflow tests (time-skipping server), the integration test
-# (real Temporal dev server, real Ray, real payload) and the payload's pytest suite.
+# (real Temporal dev server, real Ray, real payload), the payload's and the probes' pytest suites.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -18,3 +18,5 @@ node --import tsx --test --test-concurrency=1 \
   test/unit/*.test.ts test/activities/*.test.ts test/workflows/*.test.ts test/integration/*.test.ts test/faults/*.test.ts
 echo "== payload tests"
 .venv/bin/python -m pytest payload/tests -q
+echo "== probe tests"
+.venv/bin/python -m pytest probes/tests -q

@@ -1,1 +1,1 @@
-"""ragen_toy: a toy RAGEN/verl-compatible Sokoban trainer, validator and all-reduce preflight."""
+"""ragen_toy: a toy RAGEN/verl-compatible Sokoban trainer and validator."""

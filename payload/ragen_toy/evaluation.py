@@ -18,10 +18,14 @@ def evaluate(levels, weights, env_cfg: dict, random_seed: int | None = None) -> 
     return records
 
 
-def summarise(records: list[dict], prefix: str = f"val-env/{ENV_TAG}") -> dict:
+def summarise(records: list[dict], prefix: str = f"val-env/{ENV_TAG}", group_size: int = 1) -> dict:
+    """RAGEN's per-tag validation metrics; records come group by group, group_size each (one level per group)."""
     n = max(len(records), 1)
+    groups = [records[i:i + group_size] for i in range(0, len(records), group_size)]
     return {
         f"{prefix}/success": sum(r["success"] for r in records) / n,
         f"{prefix}/num_actions": sum(r["actions"] for r in records) / n,
         f"{prefix}/episode_reward": sum(r["reward"] for r in records) / n,
+        # pass@k with k = group_size: a group counts when any of its episodes succeeded.
+        f"{prefix}/pass@{group_size}": sum(any(r["success"] for r in g) for g in groups) / max(len(groups), 1),
     }

@@ -113,7 +113,9 @@ class Trainer:
         total = cfg["trainer.total_training_steps"]
         say(f"Total training steps: {total}")
         self.load_checkpoint()
-        if cfg["trainer.val_before_train"] or cfg["trainer.val_only"] or self.step >= total:
+        # As verl's fit(): val_only returns after the validation before training, so it acts only
+        # together with val_before_train (val_only alone trains).
+        if cfg["trainer.val_before_train"] or self.step >= total:
             metrics = self.validate()
             say(f"Initial validation metrics: {metrics}")
             self.logger.log(self.step, metrics)
@@ -226,7 +228,7 @@ class Trainer:
         }
 
     def validate(self) -> dict:
-        return summarise(evaluate(self.val_levels, self.weights, self.env_cfg))
+        return summarise(evaluate(self.val_levels, self.weights, self.env_cfg), group_size=self.cfg["es_manager.val.group_size"])
 
     def save(self) -> None:
         folder, written = checkpoint.save(self.root, self._state(), self.world_size)

@@ -14,6 +14,7 @@ import os
 import sys
 
 from . import checkpoint
+from .config.sokoban_main import ENV_TAG
 from .evaluation import evaluate
 from .levels import level_set_digest, validation_levels
 
@@ -56,6 +57,7 @@ def main(argv=None) -> int:
         "episodes": n,
         "seed": args.seed,
         "policy": "random" if args.random_policy else "greedy",
+        "env_tag": ENV_TAG,
         "success_rate": sum(r["success"] for r in records) / n,
         "mean_reward": sum(r["reward"] for r in records) / n,
         "mean_actions": sum(r["actions"] for r in records) / n,

@@ -1,5 +1,8 @@
+import { join } from 'node:path';
+import { buildPyModulesPackage, ensurePackageUploaded } from '../backends/ray/py-modules.js';
+import { REPO_ROOT } from '../config.js';
 import type { ClusterHandle } from '../spec/cluster.js';
-import { allReduceArgv, shellQuote } from '../spec/entrypoint.js';
+import { ALLREDUCE_PROBE_MODULE, PROBE_PACKAGE, allReduceArgv, shellQuote } from '../spec/entrypoint.js';
 import { ErrorTypes } from '../spec/error-types.js';
 import type { ExperimentSpec } from '../spec/experiment.js';
 import { submissionId } from '../spec/naming.js';
@@ -8,35 +11,73 @@ import { AllReduceResultSchema, type AllReduceResult } from '../spec/results.js'
 import { backendOf } from './backend-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
+import { probeImportFailure } from './probe-import.js';
 import { logTail, runRayJob } from './ray-job.js';
 
 const RESULT_LINE = /ALLREDUCE_RESULT (\{.*\})/;
 
 /**
- * Stage 4b. Every GPU slot of the joined cluster takes part in an all-reduce (NCCL on GPUs; the CPU
- * stand-in over Ray where there are none). Fails permanently when the sum is wrong, it hangs past its
- * bounded timeout, or the bus bandwidth is under the spec's floor; the workflow then resubmits.
+ * Stage 4b. Every GPU slot of the joined cluster takes part in an all-reduce (NCCL on GPUs; gloo or a
+ * numpy ring over Ray where there are none). The probe (`ragen_probes`, from the repository's probes/)
+ * travels with the job as a runtime_env py_modules package, so the image needs only Ray and numpy.
+ * Fails permanently with AllReduceFailed when the sum is wrong, it hangs past its bounded timeout, or
+ * the bus bandwidth is under the spec's floor (the workflow then resubmits), and with
+ * ProbeUnavailable when the probe cannot be loaded on the image at all (no resubmit can fix that).
+ * Idempotent: the package is content-addressed and the job has a fixed submission id.
  */
 export function createAllReduceCheck(deps: ActivityDeps) {
-  return async function allReduceCheck(input: { spec: ExperimentSpec; handle: ClusterHandle; runDir: string }): Promise<AllReduceResult> {
+  return async function allReduceCheck(input: {
+    spec: ExperimentSpec;
+    handle: ClusterHandle;
+    runDir: string;
+  }): Promise<AllReduceResult> {
     const { spec, handle } = input;
     const backend = backendOf(deps, spec.backend);
     const dashboard = deps.rayHead(handle.dashboardUrl ?? '');
+    const pkg = await buildPyModulesPackage(deps.probesDir ?? join(REPO_ROOT, 'probes'), PROBE_PACKAGE);
+    await ensurePackageUploaded(dashboard, pkg);
     const outPath = allReduceResultsPath(input.runDir, handle.name);
     const argv = backend.resolveArgv(allReduceArgv(spec, 60, outPath));
-    const { job, logs } = await runRayJob(dashboard, submissionId(handle.name, 'allreduce'), shellQuote(argv), { pollIntervalMs: deps.pollIntervalMs });
+    const { job, logs } = await runRayJob(
+      dashboard,
+      submissionId(handle.name, 'allreduce'),
+      shellQuote(argv),
+      { pollIntervalMs: deps.pollIntervalMs, pyModules: [pkg.uri] },
+    );
     const line = RESULT_LINE.exec(logs)?.[1];
     const result = line ? AllReduceResultSchema.safeParse(JSON.parse(line)) : undefined;
     if (!result?.success) {
-      throw permanent(ErrorTypes.AllReduceFailed, `all-reduce check printed no result (job ${job.status}: ${job.message}); log tail:\n${logTail(logs)}`);
+      const importFailure = job.status === 'FAILED' ? probeImportFailure(logs, job.message) : undefined;
+      if (importFailure) {
+        const image = spec.image ?? `none (local backend: ${argv[0]})`;
+        throw permanent(
+          ErrorTypes.ProbeUnavailable,
+          `the all-reduce probe ${ALLREDUCE_PROBE_MODULE} (shipped as ${pkg.uri}) could not be loaded on the cluster of image ${image}: ${importFailure}. ` +
+            `The probe needs only ray and numpy (torch optional) in the image's python; a new cluster of the same image cannot fix this, so it is not resubmitted. Log tail:\n${logTail(logs)}`,
+          { module: ALLREDUCE_PROBE_MODULE, image, package: pkg.uri, cause: importFailure },
+        );
+      }
+      throw permanent(
+        ErrorTypes.AllReduceFailed,
+        `all-reduce check printed no result (job ${job.status}: ${job.message}); log tail:\n${logTail(logs)}`,
+      );
     }
-    if (job.status !== 'SUCCEEDED' || !result.data.ok) {
-      throw permanent(ErrorTypes.AllReduceFailed, `all-reduce check failed: ${result.data.reason ?? job.message}`, result.data);
+    const data = { ...result.data, probePackage: pkg.uri };
+    if (job.status !== 'SUCCEEDED' || !data.ok) {
+      throw permanent(
+        ErrorTypes.AllReduceFailed,
+        `all-reduce check failed: ${data.reason ?? job.message}`,
+        data,
+      );
     }
     const floor = spec.join.minBusBandwidthGbps;
-    if ((result.data.bus_bandwidth_gbps ?? 0) < floor) {
-      throw permanent(ErrorTypes.AllReduceFailed, `all-reduce bus bandwidth ${result.data.bus_bandwidth_gbps} GB/s is under the floor ${floor} GB/s (join.minBusBandwidthGbps)`, result.data);
+    if ((data.bus_bandwidth_gbps ?? 0) < floor) {
+      throw permanent(
+        ErrorTypes.AllReduceFailed,
+        `all-reduce bus bandwidth ${data.bus_bandwidth_gbps} GB/s is under the floor ${floor} GB/s (join.minBusBandwidthGbps)`,
+        data,
+      );
     }
-    return result.data;
+    return data;
   };
 }

@@ -15,6 +15,8 @@ export interface ActivityDeps {
   workflowStatus(workflowId: string): Promise<{ status: string; closeTime?: string } | undefined>;
   /** Reads an image's manifest and config from its registry (verify); the default reads the Docker config from the environment. */
   imageRegistry?: { inspect(loc: RegistryLocation): Promise<InspectedImage> };
+  /** The directory holding the probe packages (`ragen_probes/`) shipped with probe jobs; default: the repository's probes/. */
+  probesDir?: string;
   /** Poll interval of the heartbeat loops. */
   pollIntervalMs: number;
 }

@@ -20,9 +20,9 @@ export async function runRayJob(
   dashboard: RayHeadApi,
   submissionId: string,
   entrypoint: string,
-  options: { pollIntervalMs: number; env?: Record<string, string> },
+  options: { pollIntervalMs: number; env?: Record<string, string>; pyModules?: readonly string[] },
 ): Promise<{ job: RayJobInfo; logs: string }> {
-  await dashboard.submitJob(submissionId, entrypoint, options.env ?? {});
+  await dashboard.submitJob(submissionId, entrypoint, options.env ?? {}, options.pyModules);
   return stoppingJobOnCancel(dashboard, submissionId, async () => {
     for (;;) {
       const job = await dashboard.job(submissionId);

@@ -55,7 +55,7 @@ export function trainArgv(spec: ExperimentSpec, checkpointDir: string, resume: R
 }
 
 export function validateArgv(spec: ExperimentSpec, checkpointPath: string, outPath: string): string[] {
-  return [
+  return withInterpreter(spec, [
     'python',
     '-m',
     'ragen_toy.validate',
@@ -67,14 +67,18 @@ export function validateArgv(spec: ExperimentSpec, checkpointPath: string, outPa
     String(spec.validation.seed),
     '--out',
     outPath,
-  ];
+  ]);
 }
 
+/** The probe package the orchestrator ships with probe jobs (probes/ragen_probes) and its all-reduce module. */
+export const PROBE_PACKAGE = 'ragen_probes';
+export const ALLREDUCE_PROBE_MODULE = `${PROBE_PACKAGE}.allreduce`;
+
 export function allReduceArgv(spec: ExperimentSpec, timeoutSeconds: number, outPath: string): string[] {
-  return [
+  return withInterpreter(spec, [
     'python',
     '-m',
-    'ragen_toy.preflight',
+    ALLREDUCE_PROBE_MODULE,
     '--world-size',
     String(spec.trainer.nnodes * spec.trainer.nGpusPerNode),
     '--gpus-per-node',
@@ -87,7 +91,7 @@ export function allReduceArgv(spec: ExperimentSpec, timeoutSeconds: number, outP
     String(timeoutSeconds),
     '--out',
     outPath,
-  ];
+  ]);
 }
 
 /** POSIX single-quote each argument: the result runs the same argv under any /bin/sh. */

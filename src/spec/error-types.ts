@@ -13,6 +13,8 @@ export const ErrorTypes = {
   RegistryUnauthorized: 'RegistryUnauthorized',
   JoinDeadlineExceeded: 'JoinDeadlineExceeded',
   AllReduceFailed: 'AllReduceFailed',
+  /** A probe shipped with a job cannot be loaded on the image (a missing module, or its runtime_env failed): never resubmitted. */
+  ProbeUnavailable: 'ProbeUnavailable',
   /** The trainer crashed (non-zero exit not otherwise named): another attempt may get further. */
   TrainingFailed: 'TrainingFailed',
   /** The trainer refused its configuration (exit 2, or Hydra/RAGEN config errors): no attempt can fix it. */

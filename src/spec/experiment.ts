@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ImageRefSchema } from './image.js';
 import { KubeRaySchema, kuberayIssues } from './kuberay.js';
+import { seedRangeIssues } from './seed-ranges.js';
+import { validationRunnerIssues } from './validation-runner.js';
 
 export { KubeRaySchema, type KubeRaySettings } from './kuberay.js';
 
@@ -59,9 +61,18 @@ export const StorageSchema = z.strictObject({
 });
 
 export const ValidationSchema = z.strictObject({
+  /** Validation environments: es_manager.val.env_groups (group_size 1), seeds seed.val + i. */
   episodes: PositiveInt.default(128),
   /** `seed.val`: validation levels are seed.val + i, disjoint from training levels. */
   seed: z.number().int().min(0).default(123),
+  /**
+   * Who validates: `payload` (`python -m ragen_toy.validate`, only where the toy payload is
+   * installed) or `trainer` (the training entrypoint with trainer.val_only=True from the final
+   * checkpoint, as on a RAGEN image). Unset: payload on the local backend, trainer on kuberay.
+   */
+  runner: z.enum(['payload', 'trainer']).optional(),
+  /** The RAGEN env tag validated (es_manager.val.env_configs.tags); its metrics are val-env/<tag>/…. */
+  envTag: z.string().regex(/^[A-Za-z][\w-]*$/, 'an env tag from RAGEN\'s envs.yaml such as CoordSokoban').default('CoordSokoban'),
 });
 
 export const ProvenanceSchema = z.strictObject({
@@ -102,14 +113,14 @@ export const ExperimentSpecSchema = z
     cluster: ClusterShapeSchema,
     trainer: TrainerSchema,
     storage: StorageSchema,
-    validation: ValidationSchema.default({ episodes: 128, seed: 123 }),
+    validation: ValidationSchema.default({ episodes: 128, seed: 123, envTag: 'CoordSokoban' }),
     provenance: ProvenanceSchema.default({}),
     deadlines: DeadlinesSchema.default({ runSeconds: 6 * 3600, noProgressSeconds: 300, firstStepSeconds: 3600 }),
     join: JoinSchema.default({ maxResubmits: 2, allReduceSizeMb: 4, minBusBandwidthGbps: 0 }),
     kuberay: KubeRaySchema.optional(),
   })
   .superRefine((spec, ctx) => {
-    for (const issue of shapeIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
+    for (const issue of [...shapeIssues(spec), ...seedRangeIssues(spec), ...validationRunnerIssues(spec)]) ctx.addIssue({ code: 'custom', ...issue });
     if (spec.backend === 'kuberay' && !spec.image) {
       ctx.addIssue({ code: 'custom', path: ['image'], message: 'the kuberay backend needs an image pinned by digest (registry/repo@sha256:…)' });
     }

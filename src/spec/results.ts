@@ -1,14 +1,22 @@
 import { z } from 'zod';
 
 export const ValidationResultSchema = z.object({
+  /** Which runner validated: the payload's (`ragen_toy.validate`) or the trainer itself (`trainer.val_only=True`). */
+  runner: z.enum(['payload', 'trainer']).optional(),
+  env_tag: z.string().optional(),
   checkpoint: z.string(),
   step: z.number(),
   episodes: z.number(),
   seed: z.number(),
+  /** The validation environments' seeds, seed .. seed + episodes - 1. */
+  seeds: z.object({ first: z.number(), last: z.number() }).optional(),
   success_rate: z.number(),
-  mean_reward: z.number(),
-  mean_actions: z.number(),
-  records: z.array(z.object({ seed: z.number(), success: z.union([z.boolean(), z.number()]), reward: z.number(), actions: z.number() }).passthrough()),
+  /** `val-env/<tag>/pass@k` by k, where the trainer printed it. */
+  pass_at_k: z.record(z.string(), z.number()).optional(),
+  mean_reward: z.number().optional(),
+  mean_actions: z.number().optional(),
+  /** Per-episode records: the payload's runner writes them; the trainer prints only aggregates. */
+  records: z.array(z.object({ seed: z.number(), success: z.union([z.boolean(), z.number()]), reward: z.number(), actions: z.number() }).passthrough()).optional(),
 }).passthrough();
 export type ValidationResult = z.infer<typeof ValidationResultSchema>;
 

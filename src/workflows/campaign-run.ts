@@ -23,6 +23,7 @@ const FATAL: ReadonlySet<string> = new Set([
   ErrorTypes.RayVersionMismatch,
   ErrorTypes.ImageNotVerified,
   ErrorTypes.ManifestExists,
+  ErrorTypes.ProbeUnavailable,
   ErrorTypes.TrainingConfigInvalid,
   ErrorTypes.CheckpointUnusable,
   ErrorTypes.CheckpointDiskFull,

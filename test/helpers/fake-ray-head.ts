@@ -35,6 +35,13 @@ export class FakeRayHead implements RayHeadApi {
   async jobLogs() {
     return this.logs;
   }
+  packages = new Map<string, Buffer>();
+  async packageExists(name: string) {
+    return this.packages.has(name);
+  }
+  async uploadPackage(name: string, bytes: Buffer) {
+    this.packages.set(name, bytes);
+  }
   async stopJob(id: string) {
     this.stopped.push(id);
     this.status = 'STOPPED';

@@ -2,6 +2,7 @@ import { parseExperimentSpec } from '../../src/spec/load.js';
 import type { ExperimentInput } from '../../src/spec/experiment-input.js';
 import type { ExperimentSpec } from '../../src/spec/experiment.js';
 
+/** validation.seed 5000: clear of every training seed range the tests use (their sweeps start trainer.seedTrain at 1). */
 export const validSpecYaml = (storageRoot = '/tmp/ragen-test') => `
 name: sokoban-test
 backend: local
@@ -21,6 +22,7 @@ storage:
   archiveDir: ${storageRoot}/archive
 validation:
   episodes: 32
+  seed: 5000
 deadlines:
   joinSeconds: 60
   runSeconds: 3600

@@ -74,6 +74,10 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
     assert.equal(manifest.cluster.nodes.filter((n) => n.alive && !n.isHead).length, 2);
     assert.ok(manifest.preflight.allReduce?.ok, 'the all-reduce check ran on the joined workers');
     assert.ok((manifest.validation.result?.success_rate ?? 0) > 0.5, `validation success ${manifest.validation.result?.success_rate}`);
+    assert.equal(manifest.validation.result?.runner, 'payload');
+    assert.equal(manifest.validation.result?.env_tag, 'CoordSokoban');
+    assert.deepEqual(manifest.validation.result?.seeds, { first: 5000, last: 5031 });
+    assert.match(String(manifest.preflight.allReduce?.['probePackage']), /^gcs:\/\/_ray_pkg_[0-9a-f]{40}\.zip$/, 'the all-reduce probe travelled as a py_modules package');
     assert.deepEqual(manifest.stages.map((s) => s.stage), ['preflight', 'verify', 'submit', 'join', 'train', 'validate', 'archive']);
     assert.deepEqual(await rayProcesses(), [], 'teardown left Ray processes');
   });

@@ -45,7 +45,7 @@ describe('sweep spec: expansion', () => {
 
   it('draws random samples from a seeded PRNG: same seed, same samples; other seed, other samples', async () => {
     const yaml = (seed: number) =>
-      sweepYaml(`  grid:\n    validation.seed: [100, 200]\n  random:\n    seed: ${seed}\n    count: 4\n    params:\n      algorithm.lr: { logUniform: [0.0001, 0.1] }\n      trainer.seedTrain: { intRange: [0, 1000] }\n      algorithm.gamma: { uniform: [0.9, 0.99] }`);
+      sweepYaml(`  grid:\n    validation.seed: [5000, 6000]\n  random:\n    seed: ${seed}\n    count: 4\n    params:\n      algorithm.lr: { logUniform: [0.0001, 0.1] }\n      trainer.seedTrain: { intRange: [0, 1000] }\n      algorithm.gamma: { uniform: [0.9, 0.99] }`);
     const a = expandSweep(await parseSweepSpec(yaml(7)));
     const b = expandSweep(await parseSweepSpec(yaml(7)));
     const c = expandSweep(await parseSweepSpec(yaml(8)));

@@ -120,6 +120,18 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
     assert.ok(!calls.includes('submitCluster') && !calls.includes('teardown'), 'no cluster was created');
   });
 
+  it('fails at once when the all-reduce probe cannot be loaded on the image: one attempt, one cluster', async () => {
+    const world = fakeCampaignWorld(() => env.client);
+    world.overrides.allReduceCheck = async () => {
+      throw ApplicationFailure.create({ type: ErrorTypes.ProbeUnavailable, message: 'stand-in: ragen_probes.allreduce: No module named numpy', nonRetryable: true });
+    };
+    const { error, calls } = await runCampaign(world, campaignInput());
+    const { type, result } = failure(error);
+    assert.equal(type, ErrorTypes.ProbeUnavailable);
+    assert.equal(result?.attempts.length, 1);
+    assert.equal(calls.filter((c) => c === 'submitCluster').length, 1);
+  });
+
   it('continues as new past the history threshold without losing lineage', async () => {
     const world = fakeCampaignWorld(() => env.client, { failAt: (attempt, step) => step === attempt * 10 + 1 && attempt < 3 });
     const { result, error, workflowId } = await runCampaign(world, campaignInput({ historyEventsBeforeContinueAsNew: 10 }, 30));

@@ -151,6 +151,16 @@ describe('experiment workflow (time-skipping server, fake activities)', () => {
     assert.equal(calls.filter((c) => c === 'teardown').length, 2);
   });
 
+  it('a probe the image cannot load fails once: one cluster, no resubmit, torn down', async () => {
+    const { error, calls } = await runWith({ allReduceCheck: permanent(ErrorTypes.ProbeUnavailable) });
+    const { type, result } = failureResult(error);
+    assert.equal(type, ErrorTypes.ProbeUnavailable);
+    assert.equal(result?.submits, 1);
+    assert.equal(calls.filter((c) => c === 'submitCluster').length, 1);
+    assert.equal(calls.filter((c) => c === 'allReduceCheck').length, 1);
+    assert.equal(calls.at(-1), 'teardown');
+  });
+
   it('fails on the no-progress watchdog and still tears down', async () => {
     const { error, calls } = await runWith({ train: permanent(ErrorTypes.NoProgress) });
     assert.equal(failureResult(error).type, ErrorTypes.NoProgress);

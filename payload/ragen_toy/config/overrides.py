@@ -77,8 +77,16 @@ def coerce(key: str, setting: Setting, raw):
         if bad:
             raise ConfigError(
                 f"bad value for '{key}': {bad} not supported; allowed values: {', '.join(setting.choices)} "
-                f"(e.g. {key}=\"['console','file']\")"
+                f"(e.g. {key}=\"{list(setting.choices[:2])}\")"
             )
+        return tuple(items)
+    elif kind == "list_of_int":
+        items = raw if isinstance(raw, list) else [raw]
+        for item in items:
+            if isinstance(item, bool) or not isinstance(item, int):
+                raise ConfigError(f"bad value for '{key}': {item!r} is not an integer (e.g. {key}=[128])")
+            if setting.minimum is not None and item < setting.minimum:
+                raise ConfigError(f"bad value for '{key}': {item!r} is below the minimum {setting.minimum:g}")
         return tuple(items)
     else:
         raise AssertionError(kind)
@@ -144,6 +152,7 @@ def _derive(flat: dict, extras: dict, cwd: str) -> dict:
                 f"(the path must contain 'global_step_'; got {path!r})"
             )
         flat["trainer.resume_from_path"] = os.path.abspath(os.path.join(cwd, path))
+    _check_val_groups(flat)
     if flat["algorithm.epsilon_end"] > flat["algorithm.epsilon_start"]:
         raise ConfigError("algorithm.epsilon_end must be <= algorithm.epsilon_start")
     if flat["env.num_boxes"] > 3:
@@ -153,6 +162,25 @@ def _derive(flat: dict, extras: dict, cwd: str) -> dict:
     if flat["ray_kwargs.ray_init.num_cpus"] is not None:
         flat["ray_kwargs"].setdefault("ray_init", {})["num_cpus"] = flat["ray_kwargs.ray_init.num_cpus"]
     return flat
+
+
+def _check_val_groups(flat: dict) -> None:
+    """RAGEN asserts one n_groups entry per tag and that they add up to es_manager.val.env_groups."""
+    groups, tags = flat["es_manager.val.env_groups"], flat["es_manager.val.env_configs.tags"]
+    n_groups = flat["es_manager.val.env_configs.n_groups"]
+    if n_groups is None:
+        flat["es_manager.val.env_configs.n_groups"] = (groups,)
+        return
+    if len(n_groups) != len(tags):
+        raise ConfigError(
+            f"es_manager.val.env_configs.n_groups={list(n_groups)} has {len(n_groups)} entries for "
+            f"{len(tags)} tag(s) in es_manager.val.env_configs.tags={list(tags)}; give one per tag"
+        )
+    if sum(n_groups) != groups:
+        raise ConfigError(
+            f"es_manager.val.env_configs.n_groups={list(n_groups)} adds up to {sum(n_groups)}, but "
+            f"es_manager.val.env_groups={groups}; make them equal"
+        )
 
 
 def _nest(dotted: dict) -> dict:

@@ -15,7 +15,7 @@ ENV_TAG = "CoordSokoban"
 @dataclass(frozen=True)
 class Setting:
     default: object
-    kind: str  # int | float | str | bool | enum | list_of_enum
+    kind: str  # int | float | str | bool | enum | list_of_enum | list_of_int
     choices: tuple = ()
     nullable: bool = False
     minimum: float | None = None
@@ -56,6 +56,11 @@ SETTINGS: dict[str, Setting] = {
     "es_manager.train.group_size": Setting(16, "int", minimum=1),
     "es_manager.val.env_groups": Setting(128, "int", minimum=1),
     "es_manager.val.group_size": Setting(1, "int", minimum=1),
+    # RAGEN's per-tag split of the validation groups; the toy has one tag. n_groups null = [env_groups].
+    "es_manager.val.env_configs.tags": Setting((ENV_TAG,), "list_of_enum", choices=(ENV_TAG,)),
+    "es_manager.val.env_configs.n_groups": Setting(
+        None, "list_of_int", nullable=True, minimum=1, help="groups per tag; must add up to es_manager.val.env_groups"
+    ),
     "algorithm.lr": Setting(0.05, "float", minimum=0),
     "algorithm.gamma": Setting(0.9, "float", minimum=0),
     "algorithm.epsilon_start": Setting(1.0, "float", minimum=0),

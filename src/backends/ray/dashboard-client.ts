@@ -19,7 +19,12 @@ interface NodesResponse {
 export interface RayHeadApi {
   rayVersion(): Promise<string>;
   nodes(): Promise<RayNode[]>;
-  submitJob(submissionId: string, entrypoint: string, envVars: Record<string, string>): Promise<{ created: boolean }>;
+  /** `pyModules`: package URIs (`gcs://_ray_pkg_….zip`) put on the job's PYTHONPATH (runtime_env.py_modules). */
+  submitJob(submissionId: string, entrypoint: string, envVars: Record<string, string>, pyModules?: readonly string[]): Promise<{ created: boolean }>;
+  /** Whether the head's GCS holds the package `_ray_pkg_<hash>.zip` (GET /api/packages/gcs/<name>). */
+  packageExists(name: string): Promise<boolean>;
+  /** PUT /api/packages/gcs/<name>: store a package for runtime_env URIs. */
+  uploadPackage(name: string, bytes: Buffer): Promise<void>;
   job(submissionId: string): Promise<RayJobInfo | undefined>;
   jobLogs(submissionId: string): Promise<string>;
   stopJob(submissionId: string): Promise<void>;
@@ -52,17 +57,33 @@ export class RayDashboardClient implements RayHeadApi {
    * Submit once: a retried submit with the same id finds the job that exists (Ray answers 500 with
    * "Please use a different submission_id" for a duplicate; see notes/pitfalls.md).
    */
-  async submitJob(submissionId: string, entrypoint: string, envVars: Record<string, string>): Promise<{ created: boolean }> {
+  async submitJob(submissionId: string, entrypoint: string, envVars: Record<string, string>, pyModules: readonly string[] = []): Promise<{ created: boolean }> {
+    // py_modules, never working_dir: a working_dir would become the job's cwd (`python train.py` needs the image's).
+    const runtimeEnv = pyModules.length > 0 ? { env_vars: envVars, py_modules: pyModules } : { env_vars: envVars };
     try {
       await requestJson(`${this.baseUrl}/api/jobs/`, {
         method: 'POST',
-        body: { entrypoint, submission_id: submissionId, runtime_env: { env_vars: envVars }, entrypoint_num_cpus: 0 },
+        body: { entrypoint, submission_id: submissionId, runtime_env: runtimeEnv, entrypoint_num_cpus: 0 },
       });
       return { created: true };
     } catch (err) {
       if (err instanceof RayHttpError && /different submission_id|already exists/i.test(err.body)) return { created: false };
       throw err;
     }
+  }
+
+  async packageExists(name: string): Promise<boolean> {
+    try {
+      await requestJson(`${this.baseUrl}/api/packages/gcs/${encodeURIComponent(name)}`);
+      return true;
+    } catch (err) {
+      if (err instanceof RayHttpError && err.status === 404) return false;
+      throw err;
+    }
+  }
+
+  async uploadPackage(name: string, bytes: Buffer): Promise<void> {
+    await requestJson(`${this.baseUrl}/api/packages/gcs/${encodeURIComponent(name)}`, { method: 'PUT', bytes, timeoutMs: 60_000 });
   }
 
   /** undefined when no job with this id exists. */

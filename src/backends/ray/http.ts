@@ -17,14 +17,16 @@ export class RayHttpError extends Error {
   }
 }
 
-export function requestJson<T>(url: string, init: { method?: string; body?: unknown; timeoutMs?: number } = {}): Promise<T> {
-  const payload = init.body === undefined ? undefined : JSON.stringify(init.body);
+/** `body` is sent as JSON; `bytes` as it is (a package upload). */
+export function requestJson<T>(url: string, init: { method?: string; body?: unknown; bytes?: Buffer; timeoutMs?: number } = {}): Promise<T> {
+  const payload = init.bytes ?? (init.body === undefined ? undefined : JSON.stringify(init.body));
+  const contentType = init.bytes ? 'application/octet-stream' : 'application/json';
   return new Promise<T>((resolve, reject) => {
     const req = request(
       url,
       {
         method: init.method ?? 'GET',
-        headers: { 'user-agent': 'ragen-orchestrator', accept: 'application/json', ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) },
+        headers: { 'user-agent': 'ragen-orchestrator', accept: 'application/json', ...(payload !== undefined ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) } : {}) },
         timeout: init.timeoutMs ?? 10_000,
       },
       (res) => {

@@ -1,4 +1,4 @@
-"""`python -m ragen_toy.preflight --world-size N [--address auto] [--size-mb 4] [--iters 5] [--timeout-s 60] [--out f]`
+"""`python -m ragen_probes.allreduce --world-size N [--address auto] [--size-mb 4] [--iters 5] [--timeout-s 60] [--out f]`
 
 All-reduce across N Ray actors, one per GPU slot (placed like the trainer: one STRICT_PACK placement
 group per node of --gpus-per-node bundles). Path: torch NCCL if every rank has CUDA, else torch gloo
@@ -24,7 +24,7 @@ class PreflightTimeout(RuntimeError):
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m ragen_toy.preflight")
+    p = argparse.ArgumentParser(prog="python -m ragen_probes.allreduce")
     p.add_argument("--world-size", type=int, required=True)
     p.add_argument("--gpus-per-node", type=int, default=1, help="bundles per placement group (node); must divide --world-size")
     p.add_argument("--address", default=None, help="Ray address (auto = attach to a running cluster); default: ray.init()")
@@ -106,7 +106,7 @@ def _wait_all(refs, deadline: float, receivers: list[int]) -> None:
 def run(args) -> tuple[int, dict]:
     import ray
 
-    from . import resource_pool
+    from . import placement
     from .allreduce_rank import AllReduceRank
 
     n = args.world_size
@@ -119,9 +119,9 @@ def run(args) -> tuple[int, dict]:
         ray.init(address=args.address) if args.address else ray.init()
         nnodes = n // args.gpus_per_node
         shape = f"--world-size {n} = {nnodes} node(s) x --gpus-per-node {args.gpus_per_node}"
-        resource_pool.wait_for_gpus(nnodes, args.gpus_per_node, max(0.0, deadline - time.monotonic()), shape=shape)
-        groups = resource_pool.create_placement_groups(nnodes, args.gpus_per_node, args.cpus_per_rank, max(0.0, deadline - time.monotonic()))
-        opts = resource_pool.slot_options(groups, args.gpus_per_node, args.cpus_per_rank)
+        placement.wait_for_gpus(n, max(0.0, deadline - time.monotonic()), shape=shape)
+        groups = placement.create_placement_groups(nnodes, args.gpus_per_node, args.cpus_per_rank, max(0.0, deadline - time.monotonic()))
+        opts = placement.slot_options(groups, args.gpus_per_node, args.cpus_per_rank)
         ranks = [AllReduceRank.options(**o).remote(r, n, elements, stall=(r == args.simulate_stall_rank)) for r, o in enumerate(opts)]
         probe_refs = [r.probe.remote() for r in ranks]
         _wait_all(probe_refs, deadline, list(range(n)))
@@ -160,20 +160,20 @@ def run(args) -> tuple[int, dict]:
             return EXIT_WRONG, result
         result["ok"] = True
         return EXIT_OK, result
-    except (PreflightTimeout, resource_pool.ResourceError) as err:
-        prefix = "" if isinstance(err, resource_pool.ResourceError) else f"all-reduce did not finish within {args.timeout_s:g} s: "
+    except (PreflightTimeout, placement.ResourceError) as err:
+        prefix = "" if isinstance(err, placement.ResourceError) else f"all-reduce did not finish within {args.timeout_s:g} s: "
         result["reason"] = prefix + str(err)
         return EXIT_TIMEOUT, result
     finally:
         if ray.is_initialized():
-            resource_pool.release(groups)
+            placement.release(groups)
             ray.shutdown()
 
 
 def main(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.world_size < 1 or args.iters < 1 or args.size_mb <= 0 or args.world_size % args.gpus_per_node:
-        print("preflight: need --world-size >= 1 divisible by --gpus-per-node, --iters >= 1, --size-mb > 0", file=sys.stderr)
+        print("allreduce: need --world-size >= 1 divisible by --gpus-per-node, --iters >= 1, --size-mb > 0", file=sys.stderr)
         return EXIT_ARGS
     try:
         code, result = run(args)

@@ -1,4 +1,4 @@
-"""One rank of the all-reduce preflight: a Ray actor on one GPU slot.
+"""One rank of the all-reduce probe: a Ray actor on one GPU slot.
 
 Buffers hold small integers in float32, so the reduced sum is exact and can be checked with ==.
 """

@@ -1,9 +1,9 @@
-"""All-reduce preflight on the real 2-node cluster: exact sums, one rank per GPU node, bounded failures."""
+"""The all-reduce probe on the real 2-node cluster: exact sums, one rank per GPU node, bounded failures."""
 
 import json
 import time
 
-from conftest import run_module
+from conftest import run_probe
 
 
 def result_of(proc):
@@ -14,7 +14,7 @@ def result_of(proc):
 
 def test_allreduce_across_two_gpu_nodes(ray_cluster, tmp_path):
     out = tmp_path / "pf" / "result.json"
-    proc = run_module("ragen_toy.preflight", ["--world-size", "2", "--address", ray_cluster, "--size-mb", "2", "--iters", "3", "--out", str(out)], tmp_path)
+    proc = run_probe("ragen_probes.allreduce", ["--world-size", "2", "--address", ray_cluster, "--size-mb", "2", "--iters", "3", "--out", str(out)])
     assert proc.returncode == 0, proc.stderr[-2000:]
     res = result_of(proc)
     assert res["ok"] and res["path"] == "ray-ring-numpy" and "allreduce path: ray-ring-numpy" in proc.stdout
@@ -25,7 +25,7 @@ def test_allreduce_across_two_gpu_nodes(ray_cluster, tmp_path):
 
 def test_world_size_above_the_gpus_fails_within_the_timeout(ray_cluster, tmp_path):
     started = time.monotonic()
-    proc = run_module("ragen_toy.preflight", ["--world-size", "3", "--address", ray_cluster, "--timeout-s", "3"], tmp_path)
+    proc = run_probe("ragen_probes.allreduce", ["--world-size", "3", "--address", ray_cluster, "--timeout-s", "3"])
     assert proc.returncode == 3 and time.monotonic() - started < 60
     res = result_of(proc)
     assert not res["ok"] and "Total available GPUs 2 is less than total desired GPUs 3" in res["reason"]
@@ -33,7 +33,7 @@ def test_world_size_above_the_gpus_fails_within_the_timeout(ray_cluster, tmp_pat
 
 def test_a_hanging_rank_becomes_exit_3_with_its_rank(ray_cluster, tmp_path):
     started = time.monotonic()
-    proc = run_module("ragen_toy.preflight", ["--world-size", "2", "--address", ray_cluster, "--timeout-s", "8", "--simulate-stall-rank", "1"], tmp_path)
+    proc = run_probe("ragen_probes.allreduce", ["--world-size", "2", "--address", ray_cluster, "--timeout-s", "8", "--simulate-stall-rank", "1"])
     assert proc.returncode == 3 and time.monotonic() - started < 60
     res = result_of(proc)
     assert res["reason"].startswith("all-reduce did not finish within 8 s: ranks [1] did not report"), res["reason"]

@@ -1,0 +1,38 @@
+"""One real multi-node Ray cluster for the session (head 0 GPUs, two nodes with 1 logical GPU each).
+
+The probe runs as `python -m ragen_probes.allreduce` from the probes/ directory: Ray adds the
+driver's working directory to its workers' sys.path, so the ranks import the package the same way
+they do when it arrives as a runtime_env py_modules package.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+
+PROBES_DIR = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    from ray.cluster_utils import Cluster
+
+    # A loopback address other than 127.0.0.1 (which Ray rewrites to the host's address) keeps
+    # every node and connection of the test cluster on loopback.
+    ip = "127.0.0.2"
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "num_gpus": 0, "node_ip_address": ip})
+    try:
+        cluster.add_node(num_cpus=1, num_gpus=1, node_ip_address=ip)
+        cluster.add_node(num_cpus=1, num_gpus=1, node_ip_address=ip)
+        cluster.wait_for_nodes()
+        yield cluster.address
+    finally:
+        cluster.shutdown()
+
+
+def run_probe(module: str, args: list[str], timeout: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, timeout=timeout, cwd=PROBES_DIR)

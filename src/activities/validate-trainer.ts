@@ -1,0 +1,88 @@
+import { dirname, join } from 'node:path';
+import type { ClusterHandle } from '../spec/cluster.js';
+import { stepOfCheckpointPath } from '../spec/campaign.js';
+import { shellQuote } from '../spec/entrypoint.js';
+import { ErrorTypes } from '../spec/error-types.js';
+import type { ExperimentSpec } from '../spec/experiment.js';
+import { submissionId } from '../spec/naming.js';
+import type { ValidationResult } from '../spec/results.js';
+import { validationSeeds } from '../spec/seed-ranges.js';
+import { trainerValidationArgv } from '../spec/validation-argv.js';
+import { backendOf } from './backend-of.js';
+import type { ActivityDeps } from './deps.js';
+import { permanent } from './failures.js';
+import { logTail, runRayJob } from './ray-job.js';
+import { readTrainerValidation, validationTagsIn } from './validation-log.js';
+import { writeOnce } from './write-once.js';
+
+export interface ValidateInput {
+  spec: ExperimentSpec;
+  handle: ClusterHandle;
+  checkpointPath: string;
+  outPath: string;
+}
+
+/**
+ * Validation by the trainer itself (RAGEN images): the training entrypoint with
+ * trainer.val_only=True from the final checkpoint, as a Ray job; the result is read from verl's
+ * console line (`val-env/<tag>/success`, `pass@k`) and written once to outPath. A retry finds the
+ * same job (submission id) and writes the same bytes.
+ */
+export async function validateWithTrainer(
+  deps: ActivityDeps,
+  input: ValidateInput,
+): Promise<ValidationResult> {
+  const { spec, handle, checkpointPath, outPath } = input;
+  const tag = spec.validation.envTag;
+  const argv = backendOf(deps, spec.backend).resolveArgv(
+    trainerValidationArgv(spec, checkpointPath, join(dirname(outPath), 'validation-trainer')),
+  );
+  const dashboard = deps.rayHead(handle.dashboardUrl ?? '');
+  const { job, logs } = await runRayJob(dashboard, submissionId(handle.name, 'validate'), shellQuote(argv), {
+    pollIntervalMs: deps.pollIntervalMs,
+  });
+  if (job.status !== 'SUCCEEDED') {
+    throw permanent(
+      ErrorTypes.ValidationFailed,
+      `the trainer's validation run (trainer.val_only=True) ended ${job.status}: ${job.message}\n${logTail(logs)}`,
+    );
+  }
+  const read = readTrainerValidation(logs, tag);
+  if (!read) {
+    const seen = validationTagsIn(logs);
+    throw permanent(
+      ErrorTypes.ValidationFailed,
+      `the trainer's validation run printed no val-env/${tag}/success line (tags that printed one: ${seen.join(', ') || 'none'}); ` +
+        `set validation.envTag to the tag es_manager.val validates, and keep 'console' in the trainer's loggers. Log tail:\n${logTail(logs)}`,
+    );
+  }
+  const step = stepOfCheckpointPath(checkpointPath);
+  if (read.step !== step) {
+    throw permanent(
+      ErrorTypes.ValidationFailed,
+      `the trainer validated step ${read.step}, not the checkpoint's step ${step} (${checkpointPath}): it did not resume from the checkpoint`,
+    );
+  }
+  const result: ValidationResult = {
+    runner: 'trainer',
+    env_tag: tag,
+    checkpoint: checkpointPath,
+    step,
+    episodes: spec.validation.episodes,
+    seed: spec.validation.seed,
+    seeds: validationSeeds(spec),
+    success_rate: read.success,
+    pass_at_k: read.passAtK,
+    mean_actions: read.metrics[`val-env/${tag}/num_actions`],
+    metrics: read.metrics,
+    entrypoint: argv,
+  };
+  const written = await writeOnce(outPath, `${JSON.stringify(result, null, 1)}\n`);
+  if (written.existing) {
+    throw permanent(
+      ErrorTypes.ValidationFailed,
+      `${outPath} already holds other validation results (sha256 ${written.existing}); it is never overwritten`,
+    );
+  }
+  return result;
+}

@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createAllReduceCheck } from '../../src/activities/allreduce.js';
+import type { ActivityDeps } from '../../src/activities/deps.js';
+import { LocalBackend } from '../../src/backends/local/local-backend.js';
+import { RayDashboardClient } from '../../src/backends/ray/dashboard-client.js';
+import { buildPyModulesPackage } from '../../src/backends/ray/py-modules.js';
+import { REPO_ROOT, loadConfig } from '../../src/config.js';
+import type { ClusterHandle } from '../../src/spec/cluster.js';
+import { ErrorTypes } from '../../src/spec/error-types.js';
+import type { AllReduceResult } from '../../src/spec/results.js';
+import { barePython, canImport } from '../helpers/bare-python.js';
+import { rayProcesses } from '../helpers/processes.js';
+import { testSpec } from '../helpers/specs.js';
+
+/**
+ * The all-reduce probe travels with its Ray job (runtime_env py_modules through the dashboard's
+ * package endpoint) to a real local Ray cluster whose Python has Ray and numpy but neither the
+ * payload nor the probe package installed.
+ */
+const runRoot = `/tmp/ro-pm-${process.pid}`;
+let dir: string;
+let backend: LocalBackend;
+let handle: ClusterHandle | undefined;
+let bare: { python: string; rayBin: string };
+
+before(async () => {
+  assert.deepEqual(await rayProcesses(), [], 'no Ray process may be running before the test');
+  dir = await mkdtemp(join(tmpdir(), 'probe-pm-'));
+  bare = await barePython(join(dir, 'bare-venv'));
+  backend = new LocalBackend({
+    runRoot,
+    rayBin: bare.rayBin,
+    python: bare.python,
+    nodeIp: loadConfig().RAGEN_NODE_IP,
+  });
+});
+after(async () => {
+  if (handle) await backend.deleteCluster(handle);
+  await rm(runRoot, { recursive: true, force: true });
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+function deps(probesDir?: string): ActivityDeps {
+  return {
+    backends: { local: backend },
+    rayHead: (url) => new RayDashboardClient(url),
+    reportProgress: async () => undefined,
+    workflowStatus: async () => undefined,
+    probesDir,
+    pollIntervalMs: 500,
+  };
+}
+
+describe('all-reduce probe shipped as runtime_env py_modules (real local Ray, a Python without the project)', () => {
+  it("the cluster's Python cannot import the payload or the probe on its own, only ray and numpy", async () => {
+    assert.equal(await canImport(bare.python, 'ray, numpy'), true);
+    assert.equal(await canImport(bare.python, 'ragen_toy'), false);
+    assert.equal(await canImport(bare.python, 'ragen_probes'), false);
+  });
+
+  it('runs the all-reduce on both GPU workers: the package is uploaded once, then found by its hash', async () => {
+    const spec = testSpec({}, dir);
+    const owner = { experiment: spec.name, workflowId: 'probe-test', runId: 'r', attempt: 0 };
+    handle = await backend.createCluster({ name: 'probe-pm-a0', spec, owner });
+    const head = new RayDashboardClient(handle.dashboardUrl ?? '');
+    const pkg = await buildPyModulesPackage(join(REPO_ROOT, 'probes'), 'ragen_probes');
+    assert.equal(await head.packageExists(pkg.name), false, 'a fresh cluster has no probe package');
+
+    const result: AllReduceResult = await new MockActivityEnvironment().run(createAllReduceCheck(deps()), {
+      spec,
+      handle,
+      runDir: join(dir, 'run'),
+    });
+    assert.equal(result.ok, true, JSON.stringify(result));
+    assert.equal(result.path, 'ray-ring-numpy');
+    assert.equal(result.world_size, 2);
+    assert.equal(result['probePackage'], pkg.uri);
+    assert.match(pkg.uri, /^gcs:\/\/_ray_pkg_[0-9a-f]{40}\.zip$/);
+    assert.equal(await head.packageExists(pkg.name), true, 'the package is in the GCS after the check');
+    const written = JSON.parse(await readFile(join(dir, 'run', `allreduce-${handle.name}.json`), 'utf8')) as {
+      ok: boolean;
+    };
+    assert.equal(written.ok, true);
+  });
+
+  it('a probe that cannot be imported on the image fails once as ProbeUnavailable, naming the module and the image', async () => {
+    assert.ok(handle, 'the cluster of the previous test');
+    // A copy of the probe whose package imports a module the image lacks (as a probe needing a
+    // library the image does not have would).
+    const broken = join(dir, 'broken-probes');
+    await cp(join(REPO_ROOT, 'probes', 'ragen_probes'), join(broken, 'ragen_probes'), { recursive: true });
+    await writeFile(
+      join(broken, 'ragen_probes', '__init__.py'),
+      'import ragen_module_the_image_lacks  # noqa: F401\n',
+      { flag: 'a' },
+    );
+    const image = `127.0.0.1:5000/ragen/sokoban@sha256:${'a'.repeat(64)}`;
+    const spec = testSpec({ image }, dir);
+    const env = new MockActivityEnvironment();
+    await assert.rejects(
+      env.run(createAllReduceCheck(deps(broken)), {
+        spec,
+        handle: { ...handle, name: `${handle.name}-broken` },
+        runDir: join(dir, 'run'),
+      }),
+      (err: unknown) => {
+        assert.ok(err instanceof ApplicationFailure, String(err));
+        assert.equal(err.type, ErrorTypes.ProbeUnavailable);
+        assert.equal(err.nonRetryable, true);
+        assert.match(err.message, /ragen_probes\.allreduce/);
+        assert.match(err.message, /ragen_module_the_image_lacks/);
+        assert.ok(err.message.includes(image), err.message);
+        return true;
+      },
+    );
+  });
+
+  it('leaves no Ray process after the cluster is deleted', async () => {
+    if (handle) await backend.deleteCluster(handle);
+    handle = undefined;
+    assert.deepEqual(await rayProcesses(), []);
+  });
+});
