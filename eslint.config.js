@@ -1,5 +1,5 @@
 // ESLint flat config. The workflow wall: files under src/workflows may import only the Temporal
-// workflow API, pure libraries, src/spec and activity *types*, so workflow code stays deterministic.
+// workflow API, pure libraries, src/domain and activity *types*, so workflow code stays deterministic.
 import tseslint from 'typescript-eslint';
 
 const workflowAllowed = ['@temporalio/workflow', '@temporalio/common', 'zod'];
@@ -23,12 +23,29 @@ export default tseslint.config(
   {
     // The layers below the activities know nothing of Temporal: they throw domain errors
     // (src/errors), which the activity boundary maps onto Temporal failures once.
-    files: ['src/backends/**/*.ts', 'src/registry/**/*.ts', 'src/errors/**/*.ts', 'src/spec/**/*.ts', 'src/domain/**/*.ts', 'src/provenance/**/*.ts'],
+    files: ['src/backends/**/*.ts', 'src/registry/**/*.ts', 'src/errors/**/*.ts', 'src/domain/**/*.ts', 'src/provenance/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
+            { group: ['@temporalio/*'], message: 'Below src/activities nothing imports Temporal: throw permanent()/transient() from src/errors/domain-error.ts.' },
+            { regex: '^(\\.\\./)+activities/', message: 'Below src/activities nothing imports the activities.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The domain is pure (schemas, names, paths, argv, verdicts): workflows import it, so no I/O.
+    // Spec files are read by the CLI (src/cli/spec-files).
+    files: ['src/domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*', 'yaml', '@kubernetes/*'], message: 'src/domain holds pure code only: I/O lives in activities, backends and the CLI.' },
             { group: ['@temporalio/*'], message: 'Below src/activities nothing imports Temporal: throw permanent()/transient() from src/errors/domain-error.ts.' },
             { regex: '^(\\.\\./)+activities/', message: 'Below src/activities nothing imports the activities.' },
           ],
@@ -44,9 +61,9 @@ export default tseslint.config(
         {
           patterns: [
             {
-              // Everything that is neither an allowed package nor a relative import into workflows/ or spec/.
-              regex: `^(?!(${workflowAllowed.map((p) => p.replace('/', '\\/')).join('|')})$)(?!\\.\\/)(?!\\.\\.\\/spec\\/)(?!\\.\\.\\/activities\\/)`,
-              message: 'Workflow files may import only @temporalio/workflow, pure libraries, src/spec and activity types.',
+              // Everything that is neither an allowed package nor a relative import into workflows/ or domain/.
+              regex: `^(?!(${workflowAllowed.map((p) => p.replace('/', '\\/')).join('|')})$)(?!\\.\\/)(?!\\.\\.\\/domain\\/)(?!\\.\\.\\/activities\\/)`,
+              message: 'Workflow files may import only @temporalio/workflow, pure libraries, src/domain and activity types.',
             },
             {
               regex: '^\\.\\.\\/activities\\/',

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { filesUnder } from '../src/activities/checkpoints.js';
-import { checkpointPath } from '../src/spec/paths.js';
+import { checkpointPath } from '../src/domain/paths.js';
 import { createHashCheckpoints, type HashCheckpointsResult } from '../src/activities/hash-checkpoints.js';
 
 const run = promisify(execFile);

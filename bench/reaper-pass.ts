@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createReapClusters } from '../src/activities/reap.js';
 import { loadConfig } from '../src/config.js';
-import type { ReaperReport } from '../src/spec/reaper.js';
+import type { ReaperReport } from '../src/domain/reaper.js';
 import { activityDeps } from '../src/worker.js';
 import { devServerEnv } from '../test/helpers/temporal.js';
 import { testInput } from '../test/helpers/specs.js';

@@ -15,9 +15,9 @@ import { createValidate } from '../src/activities/validate.js';
 import { LocalBackend } from '../src/backends/local/local-backend.js';
 import { RayDashboardClient } from '../src/backends/ray/dashboard-client.js';
 import { loadConfig } from '../src/config.js';
-import type { ClusterHandle } from '../src/spec/cluster.js';
-import type { ValidationResult } from '../src/spec/results.js';
-import type { ValidationRunner } from '../src/spec/validation-runner.js';
+import type { ClusterHandle } from '../src/domain/cluster.js';
+import type { ValidationResult } from '../src/domain/results.js';
+import type { ValidationRunner } from '../src/domain/validation-runner.js';
 import { testSpec } from '../test/helpers/specs.js';
 
 const runs = Number(process.argv[2] ?? 3);

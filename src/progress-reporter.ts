@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { PROGRESS_SIGNAL, type Progress } from './spec/progress.js';
+import { PROGRESS_SIGNAL, type Progress } from './domain/progress.js';
 
 /** Activities report progress to their workflow as a signal, so its queries answer live. */
 export function signalProgress(client: Client) {

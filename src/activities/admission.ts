@@ -1,6 +1,6 @@
-import type { ClusterHandle } from '../spec/cluster.js';
-import { ErrorTypes } from '../spec/error-types.js';
-import type { ExperimentSpec } from '../spec/experiment.js';
+import type { ClusterHandle } from '../domain/cluster.js';
+import { ErrorTypes } from '../domain/error-types.js';
+import type { ExperimentSpec } from '../domain/experiment.js';
 import { backendOf } from './backend-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';

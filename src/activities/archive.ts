@@ -1,7 +1,7 @@
-import { ErrorTypes } from '../spec/error-types.js';
-import { ManifestSchema, type Manifest, type ManifestDraft } from '../spec/manifest.js';
-import { manifestPath } from '../spec/paths.js';
-import type { CheckpointRecord } from '../spec/results.js';
+import { ErrorTypes } from '../domain/error-types.js';
+import { ManifestSchema, type Manifest, type ManifestDraft } from '../domain/manifest.js';
+import { manifestPath } from '../domain/paths.js';
+import type { CheckpointRecord } from '../domain/results.js';
 import { checkpointSteps, hashCheckpoint, readTracker } from './checkpoints.js';
 import { permanent } from './failures.js';
 import { heartbeatPerFile } from './heartbeat-loop.js';

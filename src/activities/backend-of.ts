@@ -1,5 +1,5 @@
 import type { ComputeBackend } from '../backends/backend.js';
-import { ErrorTypes } from '../spec/error-types.js';
+import { ErrorTypes } from '../domain/error-types.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 

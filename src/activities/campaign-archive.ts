@@ -1,6 +1,6 @@
-import { CampaignManifestSchema, type CampaignManifest, type CampaignManifestDraft } from '../spec/campaign.js';
-import { ErrorTypes } from '../spec/error-types.js';
-import { campaignManifestPath } from '../spec/paths.js';
+import { CampaignManifestSchema, type CampaignManifest, type CampaignManifestDraft } from '../domain/campaign.js';
+import { ErrorTypes } from '../domain/error-types.js';
+import { campaignManifestPath } from '../domain/paths.js';
 import { readLedger } from './campaign-checkpoints.js';
 import { permanent } from './failures.js';
 import { sha256OfFile, writeOnce } from './write-once.js';

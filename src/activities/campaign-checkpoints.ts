@@ -1,7 +1,7 @@
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { CheckpointLedgerSchema, type CheckpointLedger, type LatestCheckpoint } from '../spec/campaign.js';
-import type { CheckpointRecord } from '../spec/results.js';
+import { CheckpointLedgerSchema, type CheckpointLedger, type LatestCheckpoint } from '../domain/campaign.js';
+import type { CheckpointRecord } from '../domain/results.js';
 import { checkpointSteps, filesUnder, hashCheckpoint, readTracker } from './checkpoints.js';
 import { heartbeatPerFile } from './heartbeat-loop.js';
 

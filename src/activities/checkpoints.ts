@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { open, readFile, readdir, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { checkpointPath } from '../spec/paths.js';
-import type { CheckpointRecord } from '../spec/results.js';
+import { checkpointPath } from '../domain/paths.js';
+import type { CheckpointRecord } from '../domain/results.js';
 
 /** verl's tracker file, written last after every save (contract §3.1). */
 export const TRACKER_FILE = 'latest_checkpointed_iteration.txt';

@@ -1,6 +1,6 @@
 import type { ComputeBackend } from '../backends/backend.js';
 import type { RayHeadApi } from '../backends/ray/dashboard-client.js';
-import type { Progress } from '../spec/progress.js';
+import type { Progress } from '../domain/progress.js';
 import type { InspectedImage } from '../registry/client.js';
 import type { RegistryLocation } from '../registry/reference.js';
 

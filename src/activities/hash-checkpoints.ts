@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import { stat } from 'node:fs/promises';
 import { relative } from 'node:path';
-import type { CheckpointRecord } from '../spec/results.js';
+import type { CheckpointRecord } from '../domain/results.js';
 import { readLedger, writeLedger } from './campaign-checkpoints.js';
 import {
   checkpointSteps,
@@ -11,7 +11,7 @@ import {
   recordSha256,
   sha256File,
 } from './checkpoints.js';
-import { checkpointPath } from '../spec/paths.js';
+import { checkpointPath } from '../domain/paths.js';
 import { previousDetails } from './heartbeat-loop.js';
 
 /** Heartbeat between files of a large one too, so a shard of many GB does not miss heartbeatTimeout. */

@@ -1,9 +1,9 @@
 import { Context } from '@temporalio/activity';
-import type { RayNode } from '../spec/cluster.js';
-import type { ClusterHandle } from '../spec/cluster.js';
-import { ErrorTypes } from '../spec/error-types.js';
-import { type ExperimentSpec, workerNodes } from '../spec/experiment.js';
-import type { JoinHeartbeat } from '../spec/progress.js';
+import type { RayNode } from '../domain/cluster.js';
+import type { ClusterHandle } from '../domain/cluster.js';
+import { ErrorTypes } from '../domain/error-types.js';
+import { type ExperimentSpec, workerNodes } from '../domain/experiment.js';
+import type { JoinHeartbeat } from '../domain/progress.js';
 import { backendOf } from './backend-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';

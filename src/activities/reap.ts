@@ -1,6 +1,6 @@
 import { log } from '@temporalio/activity';
 import type { OwnedCluster } from '../backends/backend.js';
-import type { ReaperEntry, ReaperInput, ReaperReport } from '../spec/reaper.js';
+import type { ReaperEntry, ReaperInput, ReaperReport } from '../domain/reaper.js';
 import type { ActivityDeps } from './deps.js';
 
 /** What to do with one listed cluster: never touch one whose owner runs; keep anything within grace. */

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ClusterHandle } from '../spec/cluster.js';
-import { shellQuote } from '../spec/entrypoint.js';
-import { ErrorTypes } from '../spec/error-types.js';
-import { type ExperimentSpec, workerNodes } from '../spec/experiment.js';
-import { submissionId } from '../spec/naming.js';
-import { judgeStorageProbe, type ProbeReport, storageProbeArgv } from '../spec/storage-probe.js';
+import type { ClusterHandle } from '../domain/cluster.js';
+import { shellQuote } from '../domain/entrypoint.js';
+import { ErrorTypes } from '../domain/error-types.js';
+import { type ExperimentSpec, workerNodes } from '../domain/experiment.js';
+import { submissionId } from '../domain/naming.js';
+import { judgeStorageProbe, type ProbeReport, storageProbeArgv } from '../domain/storage-probe.js';
 import { backendOf } from './backend-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';

@@ -1,5 +1,5 @@
-import type { ClusterHandle, ClusterOwner } from '../spec/cluster.js';
-import type { ExperimentSpec } from '../spec/experiment.js';
+import type { ClusterHandle, ClusterOwner } from '../domain/cluster.js';
+import type { ExperimentSpec } from '../domain/experiment.js';
 import { backendOf } from './backend-of.js';
 import type { ActivityDeps } from './deps.js';
 

@@ -1,7 +1,7 @@
-import { SweepManifestSchema, type SweepManifest } from '../spec/sweep.js';
-import { sweepCsv } from '../spec/sweep-results.js';
-import { ErrorTypes } from '../spec/error-types.js';
-import { sweepManifestPaths } from '../spec/paths.js';
+import { SweepManifestSchema, type SweepManifest } from '../domain/sweep.js';
+import { sweepCsv } from '../domain/sweep-results.js';
+import { ErrorTypes } from '../domain/error-types.js';
+import { sweepManifestPaths } from '../domain/paths.js';
 import { permanent } from './failures.js';
 import { writeOnce } from './write-once.js';
 

@@ -1,4 +1,4 @@
-import type { ClusterHandle } from '../spec/cluster.js';
+import type { ClusterHandle } from '../domain/cluster.js';
 import { backendOf } from './backend-of.js';
 import type { ActivityDeps } from './deps.js';
 

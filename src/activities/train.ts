@@ -1,16 +1,16 @@
 import { Context } from '@temporalio/activity';
 import { mkdir, stat, statfs } from 'node:fs/promises';
-import { stepOfCheckpointPath } from '../spec/campaign.js';
-import type { ClusterHandle } from '../spec/cluster.js';
-import { type ResumeFrom, shellQuote, trainArgv } from '../spec/entrypoint.js';
-import { ErrorTypes } from '../spec/error-types.js';
-import { type ExperimentSpec, workerNodes } from '../spec/experiment.js';
-import { classifyJobFailure } from '../spec/job-exit.js';
-import { submissionId } from '../spec/naming.js';
-import { checkpointPath, metricsPath } from '../spec/paths.js';
-import type { TrainHeartbeat } from '../spec/progress.js';
+import { stepOfCheckpointPath } from '../domain/campaign.js';
+import type { ClusterHandle } from '../domain/cluster.js';
+import { type ResumeFrom, shellQuote, trainArgv } from '../domain/entrypoint.js';
+import { ErrorTypes } from '../domain/error-types.js';
+import { type ExperimentSpec, workerNodes } from '../domain/experiment.js';
+import { classifyJobFailure } from '../domain/job-exit.js';
+import { submissionId } from '../domain/naming.js';
+import { checkpointPath, metricsPath } from '../domain/paths.js';
+import type { TrainHeartbeat } from '../domain/progress.js';
 import { backendOf } from './backend-of.js';
-import { checkpointSpaceWarning, expectedSaves } from '../spec/checkpoint-space.js';
+import { checkpointSpaceWarning, expectedSaves } from '../domain/checkpoint-space.js';
 import { filesUnder, readTracker } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
@@ -65,7 +65,7 @@ export const formatGb = (bytes: number | undefined) => (bytes === undefined ? 'u
  * Watchdog: deadlines.firstStepSeconds until the first training step (model download, worker
  * setup, initial validation), then deadlines.noProgressSeconds between steps. Returns on all steps
  * done, or on RAGEN's early stop (`earlyStopped`, with the reasons). Fails permanently on a failed
- * job, typed by its exit code and log (src/spec/job-exit.ts), a lost worker node (ClusterLost) or
+ * job, typed by its exit code and log (src/domain/job-exit.ts), a lost worker node (ClusterLost) or
  * the watchdog (NoProgress).
  */
 export function createTrain(deps: ActivityDeps) {

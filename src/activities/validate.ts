@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
-import { shellQuote, validateArgv } from '../spec/entrypoint.js';
-import { ErrorTypes } from '../spec/error-types.js';
-import { submissionId } from '../spec/naming.js';
-import { ValidationResultSchema, type ValidationResult } from '../spec/results.js';
-import { validationSeeds } from '../spec/seed-ranges.js';
-import { PAYLOAD_ENV_TAG, validationRunnerOf } from '../spec/validation-runner.js';
+import { shellQuote, validateArgv } from '../domain/entrypoint.js';
+import { ErrorTypes } from '../domain/error-types.js';
+import { submissionId } from '../domain/naming.js';
+import { ValidationResultSchema, type ValidationResult } from '../domain/results.js';
+import { validationSeeds } from '../domain/seed-ranges.js';
+import { PAYLOAD_ENV_TAG, validationRunnerOf } from '../domain/validation-runner.js';
 import { backendOf } from './backend-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';

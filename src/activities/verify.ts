@@ -1,6 +1,6 @@
-import { ErrorTypes } from '../spec/error-types.js';
-import type { ExperimentSpec } from '../spec/experiment.js';
-import { type ImageVerification, parseImageRef } from '../spec/image.js';
+import { ErrorTypes } from '../domain/error-types.js';
+import type { ExperimentSpec } from '../domain/experiment.js';
+import { type ImageVerification, parseImageRef } from '../domain/image.js';
 import { dockerConfigPath } from '../registry/auth.js';
 import { RegistryClient } from '../registry/client.js';
 import { imageCode } from '../registry/code-labels.js';

@@ -1,7 +1,7 @@
-import type { ClusterHandle, ClusterOwner, ClusterStatus } from '../spec/cluster.js';
-import type { ExperimentSpec } from '../spec/experiment.js';
+import type { ClusterHandle, ClusterOwner, ClusterStatus } from '../domain/cluster.js';
+import type { ExperimentSpec } from '../domain/experiment.js';
 
-import type { PreflightCheck } from '../spec/results.js';
+import type { PreflightCheck } from '../domain/results.js';
 
 export type { PreflightCheck };
 

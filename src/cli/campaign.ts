@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { OrchestratorConfig } from '../config.js';
 import { resolveProvenance } from '../provenance/git.js';
-import type { CampaignInput, CampaignResult } from '../spec/campaign.js';
-import { loadCampaignSpec } from '../spec/load-campaign.js';
+import type { CampaignInput, CampaignResult } from '../domain/campaign.js';
+import { loadCampaignSpec } from './spec-files/load-campaign.js';
 import type { campaign } from '../workflows/campaign.js';
 import { extendUpdate, pauseUpdate, progressQuery, resumeUpdate } from '../workflows/campaign-definitions.js';
 import { withClient } from './client.js';

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
-import { REAPER_SCHEDULE_ID } from '../spec/reaper.js';
+import { REAPER_SCHEDULE_ID } from '../domain/reaper.js';
 import { statusQuery } from '../workflows/definitions.js';
 import { withClient } from './client.js';
 import { installReaperSchedule } from './reaper-schedule.js';

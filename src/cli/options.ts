@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { z } from 'zod';
-import { fieldPath } from '../spec/spec-error.js';
+import { fieldPath } from '../domain/spec-error.js';
 import { UsageError } from './user-errors.js';
 
 /** A spec file that exists: a missing one is one line naming the path and the fix. */

@@ -8,12 +8,12 @@ import {
 } from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
 import { resolveProvenance } from '../provenance/git.js';
-import type { ExperimentInput } from '../spec/experiment-input.js';
-import { parseExperimentSpec, parseYamlMapping } from '../spec/load.js';
-import { looksLikeSweep, parseSweepSpec } from '../spec/load-sweep.js';
-import { ScheduleRequestSchema, type ScheduleRequest } from '../spec/schedule.js';
-import { SpecError, issuesFromZod } from '../spec/spec-error.js';
-import type { SweepInput } from '../spec/sweep.js';
+import type { ExperimentInput } from '../domain/experiment-input.js';
+import { parseExperimentSpec, parseYamlMapping } from './spec-files/load.js';
+import { looksLikeSweep, parseSweepSpec } from './spec-files/load-sweep.js';
+import { ScheduleRequestSchema, type ScheduleRequest } from '../domain/schedule.js';
+import { SpecError, issuesFromZod } from '../domain/spec-error.js';
+import type { SweepInput } from '../domain/sweep.js';
 import { withClient } from './client.js';
 import { UsageError } from './user-errors.js';
 

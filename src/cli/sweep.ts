@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { OrchestratorConfig } from '../config.js';
 import { resolveProvenance } from '../provenance/git.js';
-import { loadSweepSpec } from '../spec/load-sweep.js';
-import type { SweepInput, SweepResult } from '../spec/sweep.js';
-import { rankedTable } from '../spec/sweep-results.js';
+import { loadSweepSpec } from './spec-files/load-sweep.js';
+import type { SweepInput, SweepResult } from '../domain/sweep.js';
+import { rankedTable } from './ranked-table.js';
 import type { sweep } from '../workflows/sweep.js';
 import { sweepStatusQuery } from '../workflows/sweep-definitions.js';
 import { withClient } from './client.js';

@@ -6,7 +6,7 @@ import {
 } from '@temporalio/client';
 import { NamespaceNotFoundError, WorkflowNotFoundError } from '@temporalio/common';
 import { ConfigError } from '../config.js';
-import { SpecError } from '../spec/spec-error.js';
+import { SpecError } from '../domain/spec-error.js';
 import { TemporalSettingsError } from '../temporal-connection.js';
 
 /** A failure the user caused and can fix: printed as one line, no stack. */

@@ -1,8 +1,8 @@
-import type { CampaignProgress } from '../spec/campaign.js';
-import type { ExperimentSpec } from '../spec/experiment.js';
-import type { ExperimentStatus } from '../spec/experiment-input.js';
-import type { SweepStatus } from '../spec/sweep.js';
-import type { WorkflowStatus } from '../spec/workflow-status.js';
+import type { CampaignProgress } from '../domain/campaign.js';
+import type { ExperimentSpec } from '../domain/experiment.js';
+import type { ExperimentStatus } from '../domain/experiment-input.js';
+import type { SweepStatus } from '../domain/sweep.js';
+import type { WorkflowStatus } from '../domain/workflow-status.js';
 import type { FollowView } from './follow.js';
 
 /** An experiment: stage, joined workers, step and last checkpoint; the bar counts training steps. */

@@ -3,9 +3,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from '../config.js';
-import type { ExperimentSpec } from '../spec/experiment.js';
-import type { ResolvedProvenance } from '../spec/provenance.js';
-import { SpecError } from '../spec/spec-error.js';
+import type { ExperimentSpec } from '../domain/experiment.js';
+import type { ResolvedProvenance } from '../domain/provenance.js';
+import { SpecError } from '../domain/spec-error.js';
 
 const run = promisify(execFile);
 

@@ -1,5 +1,5 @@
 import { type DomainError, permanent, transient } from '../errors/domain-error.js';
-import { ErrorTypes, TransientErrorTypes } from '../spec/error-types.js';
+import { ErrorTypes, TransientErrorTypes } from '../domain/error-types.js';
 
 /**
  * Registry 5xx, timeouts and refused connections: a transient failure, so the activity's retry

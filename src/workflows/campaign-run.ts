@@ -7,11 +7,11 @@ import type {
   CampaignResult,
   CampaignState,
   LatestCheckpoint,
-} from '../spec/campaign.js';
-import { ErrorTypes } from '../spec/error-types.js';
-import type { ExperimentResult } from '../spec/experiment-input.js';
-import { workerGpus } from '../spec/experiment.js';
-import { ledgerPath, manifestPath, runCheckpointDir } from '../spec/paths.js';
+} from '../domain/campaign.js';
+import { ErrorTypes } from '../domain/error-types.js';
+import type { ExperimentResult } from '../domain/experiment-input.js';
+import { workerGpus } from '../domain/experiment.js';
+import { ledgerPath, manifestPath, runCheckpointDir } from '../domain/paths.js';
 import { secondsBetween } from './clock.js';
 import { type RunIds, runIds } from './run-ids.js';
 

@@ -11,7 +11,7 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CampaignInput, CampaignProgress, CampaignResult, LatestCheckpoint } from '../spec/campaign.js';
+import type { CampaignInput, CampaignProgress, CampaignResult, LatestCheckpoint } from '../domain/campaign.js';
 import {
   extendSignal,
   extendUpdate,

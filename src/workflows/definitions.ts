@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import { PROGRESS_SIGNAL, type Progress } from '../spec/progress.js';
+import { PROGRESS_SIGNAL, type Progress } from '../domain/progress.js';
 
 /** Signals and queries of the experiment workflow, shared with the client. */
 export const progressSignal = defineSignal<[Progress]>(PROGRESS_SIGNAL);

@@ -1,19 +1,19 @@
 import type { JoinResult } from '../activities/join.js';
 import type { VerifyResult } from '../activities/verify.js';
-import { stepOfCheckpointPath } from '../spec/campaign.js';
-import type { ClusterHandle } from '../spec/cluster.js';
-import { type ResumeFrom, trainArgv } from '../spec/entrypoint.js';
-import type { ExperimentInput, ExperimentResult, ExperimentStatus } from '../spec/experiment-input.js';
-import { codeCommits } from '../spec/code-commits.js';
-import type { ManifestDraft } from '../spec/manifest.js';
-import { runArchiveDir, runCheckpointDir, validationResultsPath } from '../spec/paths.js';
+import { stepOfCheckpointPath } from '../domain/campaign.js';
+import type { ClusterHandle } from '../domain/cluster.js';
+import { type ResumeFrom, trainArgv } from '../domain/entrypoint.js';
+import type { ExperimentInput, ExperimentResult, ExperimentStatus } from '../domain/experiment-input.js';
+import { codeCommits } from '../domain/code-commits.js';
+import type { ManifestDraft } from '../domain/manifest.js';
+import { runArchiveDir, runCheckpointDir, validationResultsPath } from '../domain/paths.js';
 import type {
   AllReduceResult,
   Outcome,
   PreflightCheck,
   StageRecord,
   ValidationResult,
-} from '../spec/results.js';
+} from '../domain/results.js';
 import { type RunIds, runIds } from './run-ids.js';
 
 /**

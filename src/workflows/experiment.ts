@@ -8,12 +8,12 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { stepOfCheckpointPath } from '../spec/campaign.js';
-import { ErrorTypes } from '../spec/error-types.js';
-import type { ExperimentInput, ExperimentResult } from '../spec/experiment-input.js';
-import { clusterName } from '../spec/naming.js';
-import { checkpointPath, ledgerPath, validationResultsPath } from '../spec/paths.js';
-import type { StageName, StageRecord } from '../spec/results.js';
+import { stepOfCheckpointPath } from '../domain/campaign.js';
+import { ErrorTypes } from '../domain/error-types.js';
+import type { ExperimentInput, ExperimentResult } from '../domain/experiment-input.js';
+import { clusterName } from '../domain/naming.js';
+import { checkpointPath, ledgerPath, validationResultsPath } from '../domain/paths.js';
+import type { StageName, StageRecord } from '../domain/results.js';
 import { workflowNowIso } from './clock.js';
 import { waitForAdmission } from './admission.js';
 import { withDeadline } from './deadline.js';

@@ -11,11 +11,11 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ExperimentInput, ExperimentResult } from '../spec/experiment-input.js';
-import { ErrorTypes } from '../spec/error-types.js';
-import { type ChildOutcome, type SweepInput, SweepInputSchema, type SweepManifest, type SweepResult, type SweepStatus } from '../spec/sweep.js';
-import { applyParams, childWorkflowId, expandSweep } from '../spec/sweep-expand.js';
-import { bestChild, countOutcomes, rankChildren } from '../spec/sweep-results.js';
+import type { ExperimentInput, ExperimentResult } from '../domain/experiment-input.js';
+import { ErrorTypes } from '../domain/error-types.js';
+import { type ChildOutcome, type SweepInput, SweepInputSchema, type SweepManifest, type SweepResult, type SweepStatus } from '../domain/sweep.js';
+import { applyParams, childWorkflowId, expandSweep } from '../domain/sweep-expand.js';
+import { bestChild, countOutcomes, rankChildren } from '../domain/sweep-results.js';
 import { workflowNowIso } from './clock.js';
 import { unwrapFailure } from './failure-info.js';
 import { archiveSweep } from './policies.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createArchiveCampaign } from '../../src/activities/campaign-archive.js';
 import { createLatestCompleteCheckpoint } from '../../src/activities/campaign-checkpoints.js';
-import { CampaignManifestSchema } from '../../src/spec/campaign.js';
+import { CampaignManifestSchema } from '../../src/domain/campaign.js';
 import { inActivityContext } from '../helpers/activity-context.js';
 
 async function save(dir: string, step: number, content = `weights ${step}`) {

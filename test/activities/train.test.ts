@@ -8,8 +8,8 @@ import { CancelledFailure } from '@temporalio/common';
 import { createTrain, type TrainResult } from '../../src/activities/train.js';
 import { createAwaitJoin } from '../../src/activities/join.js';
 import type { ActivityDeps } from '../../src/activities/deps.js';
-import type { ClusterHandle, ClusterStatus } from '../../src/spec/cluster.js';
-import type { TrainHeartbeat } from '../../src/spec/progress.js';
+import type { ClusterHandle, ClusterStatus } from '../../src/domain/cluster.js';
+import type { TrainHeartbeat } from '../../src/domain/progress.js';
 import { FakeRayHead, fakeBackend, readyCluster } from '../helpers/fake-ray-head.js';
 import { testSpec } from '../helpers/specs.js';
 

@@ -11,9 +11,9 @@ import { createValidate } from '../../src/activities/validate.js';
 import { LocalBackend } from '../../src/backends/local/local-backend.js';
 import { RayDashboardClient } from '../../src/backends/ray/dashboard-client.js';
 import { loadConfig } from '../../src/config.js';
-import type { ClusterHandle } from '../../src/spec/cluster.js';
-import type { ExperimentSpec } from '../../src/spec/experiment.js';
-import type { ValidationResult } from '../../src/spec/results.js';
+import type { ClusterHandle } from '../../src/domain/cluster.js';
+import type { ExperimentSpec } from '../../src/domain/experiment.js';
+import type { ValidationResult } from '../../src/domain/results.js';
 import { rayProcesses } from '../helpers/processes.js';
 import { testSpec } from '../helpers/specs.js';
 

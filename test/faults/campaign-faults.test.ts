@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { hashCheckpoint } from '../../src/activities/checkpoints.js';
-import { CampaignManifestSchema, type CampaignManifest, type CampaignResult } from '../../src/spec/campaign.js';
-import { ErrorTypes } from '../../src/spec/error-types.js';
-import type { ExperimentSpec } from '../../src/spec/experiment.js';
-import { ManifestSchema } from '../../src/spec/manifest.js';
-import { shortHash } from '../../src/spec/naming.js';
-import { campaignManifestPath, checkpointPath, metricsPath } from '../../src/spec/paths.js';
+import { CampaignManifestSchema, type CampaignManifest, type CampaignResult } from '../../src/domain/campaign.js';
+import { ErrorTypes } from '../../src/domain/error-types.js';
+import type { ExperimentSpec } from '../../src/domain/experiment.js';
+import { ManifestSchema } from '../../src/domain/manifest.js';
+import { shortHash } from '../../src/domain/naming.js';
+import { campaignManifestPath, checkpointPath, metricsPath } from '../../src/domain/paths.js';
 import { FaultHarness, completedCheckpointHashes } from '../helpers/fault-harness.js';
 import { rayProcesses } from '../helpers/processes.js';
 

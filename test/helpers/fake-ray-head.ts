@@ -1,6 +1,6 @@
 import type { RayHeadApi, RayJobInfo, RayJobStatus } from '../../src/backends/ray/dashboard-client.js';
 import type { ComputeBackend } from '../../src/backends/backend.js';
-import type { ClusterStatus } from '../../src/spec/cluster.js';
+import type { ClusterStatus } from '../../src/domain/cluster.js';
 
 /**
  * Stand-in for a Ray head in activity unit tests (the real head is exercised by the integration

@@ -8,9 +8,9 @@ import { freePorts } from '../../src/backends/local/ports.js';
 import { clusterDir, readState } from '../../src/backends/local/state.js';
 import { type DevServer, startDevServer } from '../../src/cli/dev-server.js';
 import { REPO_ROOT, loadConfig } from '../../src/config.js';
-import type { CampaignBudgets, CampaignProgress } from '../../src/spec/campaign.js';
-import type { ExperimentSpec } from '../../src/spec/experiment.js';
-import { runCheckpointDir } from '../../src/spec/paths.js';
+import type { CampaignBudgets, CampaignProgress } from '../../src/domain/campaign.js';
+import type { ExperimentSpec } from '../../src/domain/experiment.js';
+import { runCheckpointDir } from '../../src/domain/paths.js';
 import type { campaign } from '../../src/workflows/campaign.js';
 import { testInput, testSpec } from './specs.js';
 

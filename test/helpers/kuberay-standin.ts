@@ -5,7 +5,7 @@ import { freePorts } from '../../src/backends/local/ports.js';
 import type { LocalClusterState } from '../../src/backends/local/state.js';
 import { readOwner } from '../../src/backends/kuberay/labels.js';
 import { RAYCLUSTER, type RayClusterCondition, type RayClusterObject, type RayClusterStatus } from '../../src/backends/kuberay/raycluster.js';
-import { shortHash } from '../../src/spec/naming.js';
+import { shortHash } from '../../src/domain/naming.js';
 
 /**
  * STAND-IN for the KubeRay operator and the kubelets, for the test environment only (no

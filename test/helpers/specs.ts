@@ -1,6 +1,6 @@
-import { parseExperimentSpec } from '../../src/spec/load.js';
-import type { ExperimentInput } from '../../src/spec/experiment-input.js';
-import type { ExperimentSpec } from '../../src/spec/experiment.js';
+import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
+import type { ExperimentInput } from '../../src/domain/experiment-input.js';
+import type { ExperimentSpec } from '../../src/domain/experiment.js';
 
 /** validation.seed 5000: clear of every training seed range the tests use (their sweeps start trainer.seedTrain at 1). */
 export const validSpecYaml = (storageRoot = '/tmp/ragen-test') => `

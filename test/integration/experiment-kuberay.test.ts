@@ -8,7 +8,7 @@ import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/index.js';
 import { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
 import { loadConfig } from '../../src/config.js';
-import type { ExperimentSpec } from '../../src/spec/experiment.js';
+import type { ExperimentSpec } from '../../src/domain/experiment.js';
 import { activityDeps } from '../../src/worker.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import type { reaper } from '../../src/workflows/reaper.js';

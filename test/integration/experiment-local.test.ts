@@ -10,7 +10,7 @@ import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/index.js';
 import { loadConfig } from '../../src/config.js';
 import { activityDeps } from '../../src/worker.js';
-import { ManifestSchema } from '../../src/spec/manifest.js';
+import { ManifestSchema } from '../../src/domain/manifest.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import { rayProcesses } from '../helpers/processes.js';
 import { testInput, testSpec, validSpecYaml } from '../helpers/specs.js';
@@ -20,7 +20,7 @@ import { type RunningRegistry, startRegistry } from '../helpers/oci-registry.js'
 import { RAY_VERSION_LABEL } from '../../src/registry/ray-version.js';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ExperimentResult } from '../../src/spec/experiment-input.js';
+import type { ExperimentResult } from '../../src/domain/experiment-input.js';
 
 const run = promisify(execFile);
 

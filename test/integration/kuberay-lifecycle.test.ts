@@ -9,7 +9,7 @@ import { MANAGED_SELECTOR, ownerLabels } from '../../src/backends/kuberay/labels
 import { buildRayCluster } from '../../src/backends/kuberay/raycluster.js';
 import { DomainError } from '../../src/errors/domain-error.js';
 import { loadConfig } from '../../src/config.js';
-import type { ReaperReport } from '../../src/spec/reaper.js';
+import type { ReaperReport } from '../../src/domain/reaper.js';
 import { activityDeps } from '../../src/worker.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import type { reaper } from '../../src/workflows/reaper.js';

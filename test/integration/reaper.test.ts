@@ -9,7 +9,7 @@ import { createActivities } from '../../src/activities/index.js';
 import { clusterProcesses } from '../../src/backends/local/processes.js';
 import { STATE_FILE, clusterDir, writeState } from '../../src/backends/local/state.js';
 import { loadConfig } from '../../src/config.js';
-import type { ReaperReport } from '../../src/spec/reaper.js';
+import type { ReaperReport } from '../../src/domain/reaper.js';
 import { activityDeps } from '../../src/worker.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import type { reaper } from '../../src/workflows/reaper.js';

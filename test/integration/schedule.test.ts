@@ -11,7 +11,7 @@ import type { ScheduleDescription } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createSchedule, parseScheduleRequest, triggerSchedule } from '../../src/cli/schedule.js';
-import { ErrorTypes } from '../../src/spec/error-types.js';
+import { ErrorTypes } from '../../src/domain/error-types.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
 import { testInput, testSpec, validSpecYaml } from '../helpers/specs.js';
 import { seedSweep, sweepInput } from '../helpers/sweeps.js';

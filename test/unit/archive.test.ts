@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createArchive } from '../../src/activities/archive.js';
-import type { ManifestDraft } from '../../src/spec/manifest.js';
+import type { ManifestDraft } from '../../src/domain/manifest.js';
 import { inActivityContext } from '../helpers/activity-context.js';
 import { testInput, testSpec } from '../helpers/specs.js';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createPreflight } from '../../src/activities/preflight.js';
-import { checkpointSpaceWarning, expectedSaves } from '../../src/spec/checkpoint-space.js';
+import { checkpointSpaceWarning, expectedSaves } from '../../src/domain/checkpoint-space.js';
 import { fakeBackend, FakeRayHead, readyCluster } from '../helpers/fake-ray-head.js';
 import { testSpec } from '../helpers/specs.js';
 

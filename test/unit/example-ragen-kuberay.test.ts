@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildRayCluster } from '../../src/backends/kuberay/raycluster.js';
-import { trainArgv } from '../../src/spec/entrypoint.js';
-import { loadExperimentSpec } from '../../src/spec/load.js';
+import { trainArgv } from '../../src/domain/entrypoint.js';
+import { loadExperimentSpec } from '../../src/cli/spec-files/load.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 

@@ -10,7 +10,7 @@ import {
 import { mapFailuresAtBoundary, permanent, toTemporalFailure } from '../../src/activities/failures.js';
 import { createActivities } from '../../src/activities/index.js';
 import { DomainError, transient } from '../../src/errors/domain-error.js';
-import { ErrorTypes, TransientErrorTypes } from '../../src/spec/error-types.js';
+import { ErrorTypes, TransientErrorTypes } from '../../src/domain/error-types.js';
 import { unwrapFailure } from '../../src/workflows/failure-info.js';
 import { testSpec } from '../helpers/specs.js';
 

@@ -5,8 +5,8 @@ import { kubeFailure } from '../../src/backends/kuberay/kube-errors.js';
 import { DomainError } from '../../src/errors/domain-error.js';
 import { LABELS, isOwnedBy, ownerAnnotations, ownerLabels, readOwner } from '../../src/backends/kuberay/labels.js';
 import { buildRayCluster, type RayClusterObject } from '../../src/backends/kuberay/raycluster.js';
-import { parseExperimentSpec } from '../../src/spec/load.js';
-import { SpecError } from '../../src/spec/spec-error.js';
+import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
+import { SpecError } from '../../src/domain/spec-error.js';
 import { kuberaySpec, kuberaySpecYaml, TEST_IMAGE } from '../helpers/kuberay-specs.js';
 
 const owner = { experiment: 'sokoban-test', workflowId: 'sweep/2026-12-03T07:00:00Z/lr=1e-4 with spaces and more than sixty-three characters', runId: '0193a3b4-1111-7222-8333-444455556666', attempt: 1 };

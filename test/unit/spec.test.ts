@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadExperimentSpec, parseExperimentSpec } from '../../src/spec/load.js';
-import { SpecError } from '../../src/spec/spec-error.js';
+import { loadExperimentSpec, parseExperimentSpec } from '../../src/cli/spec-files/load.js';
+import { SpecError } from '../../src/domain/spec-error.js';
 import { validSpecYaml } from '../helpers/specs.js';
 
 function issuesOf(yaml: string) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { judgeStorageProbe, storageProbeArgv } from '../../src/spec/storage-probe.js';
+import { judgeStorageProbe, storageProbeArgv } from '../../src/domain/storage-probe.js';
 
 const nonce = 'n'.repeat(32);
 const dir = '/mnt/ragen/archive/x/wf/storage-probe-c';

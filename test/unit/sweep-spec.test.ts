@@ -3,12 +3,12 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { loadSweepSpec, parseSweepSpec } from '../../src/spec/load-sweep.js';
-import { shortHash } from '../../src/spec/naming.js';
-import { SpecError } from '../../src/spec/spec-error.js';
-import { applyParams, canonicalParams, childWorkflowId, expandSweep, seededRandom } from '../../src/spec/sweep-expand.js';
-import { rankChildren, sweepCsv } from '../../src/spec/sweep-results.js';
-import type { ChildOutcome } from '../../src/spec/sweep.js';
+import { loadSweepSpec, parseSweepSpec } from '../../src/cli/spec-files/load-sweep.js';
+import { shortHash } from '../../src/domain/naming.js';
+import { SpecError } from '../../src/domain/spec-error.js';
+import { applyParams, canonicalParams, childWorkflowId, expandSweep, seededRandom } from '../../src/domain/sweep-expand.js';
+import { rankChildren, sweepCsv } from '../../src/domain/sweep-results.js';
+import type { ChildOutcome } from '../../src/domain/sweep.js';
 import { testSpec, validSpecYaml } from '../helpers/specs.js';
 
 const indent = (text: string) => text.trim().split('\n').map((l) => `  ${l}`).join('\n');

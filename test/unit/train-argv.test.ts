@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { trainArgv } from '../../src/spec/entrypoint.js';
-import { ExperimentSpecSchema, type ExperimentSpec } from '../../src/spec/experiment.js';
+import { trainArgv } from '../../src/domain/entrypoint.js';
+import { ExperimentSpecSchema, type ExperimentSpec } from '../../src/domain/experiment.js';
 import { RAGEN_BASE_CONFIG, VERL_03_LOGGERS, overrideProblems } from '../fixtures/ragen-config.js';
 import { kuberaySpec } from '../helpers/kuberay-specs.js';
 import { testSpec } from '../helpers/specs.js';

@@ -4,13 +4,13 @@ import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
 import { readTrainerValidation, validationTagsIn } from '../../src/activities/validation-log.js';
 import { loadConfig } from '../../src/config.js';
-import { parseExperimentSpec } from '../../src/spec/load.js';
-import { SpecError } from '../../src/spec/spec-error.js';
-import { trainingSeeds, validationSeeds } from '../../src/spec/seed-ranges.js';
-import { trainerValidationArgv } from '../../src/spec/validation-argv.js';
-import { validationRunnerOf } from '../../src/spec/validation-runner.js';
+import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
+import { SpecError } from '../../src/domain/spec-error.js';
+import { trainingSeeds, validationSeeds } from '../../src/domain/seed-ranges.js';
+import { trainerValidationArgv } from '../../src/domain/validation-argv.js';
+import { validationRunnerOf } from '../../src/domain/validation-runner.js';
 import { validSpecYaml } from '../helpers/specs.js';
-import { defaultEntrypoint } from '../../src/spec/entrypoint.js';
+import { defaultEntrypoint } from '../../src/domain/entrypoint.js';
 
 const run = promisify(execFile);
 

@@ -1,6 +1,6 @@
 import { ApiextensionsV1Api, ApisApi, AuthorizationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, Watch } from '@kubernetes/client-node';
 import { transient } from '../../errors/domain-error.js';
-import { TransientErrorTypes } from '../../spec/error-types.js';
+import { TransientErrorTypes } from '../../domain/error-types.js';
 import { type KubeAction, KubeStatusError, kubeFailure, statusOf } from './kube-errors.js';
 import type { PodLike } from './pod-failures.js';
 import { RAYCLUSTER, type RayClusterObject } from './raycluster.js';

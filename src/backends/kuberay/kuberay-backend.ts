@@ -1,7 +1,7 @@
-import type { ClusterHandle, ClusterStatus } from '../../spec/cluster.js';
+import type { ClusterHandle, ClusterStatus } from '../../domain/cluster.js';
 import { isDomainError, permanent, transient } from '../../errors/domain-error.js';
-import { ErrorTypes, TransientErrorTypes } from '../../spec/error-types.js';
-import type { ExperimentSpec } from '../../spec/experiment.js';
+import { ErrorTypes, TransientErrorTypes } from '../../domain/error-types.js';
+import type { ExperimentSpec } from '../../domain/experiment.js';
 import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
 import { statusFromHead } from '../ray/head-status.js';
 import { dashboardFromStatus, interpretRayCluster } from './cluster-status.js';

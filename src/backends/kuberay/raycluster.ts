@@ -1,6 +1,6 @@
-import type { ClusterOwner } from '../../spec/cluster.js';
-import type { ExperimentSpec } from '../../spec/experiment.js';
-import { workerGroupSettings } from '../../spec/kuberay.js';
+import type { ClusterOwner } from '../../domain/cluster.js';
+import type { ExperimentSpec } from '../../domain/experiment.js';
+import { workerGroupSettings } from '../../domain/kuberay.js';
 import { ownerAnnotations, ownerLabels } from './labels.js';
 import { podSpec, rayContainer } from './pod-template.js';
 

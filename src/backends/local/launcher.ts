@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { transient } from '../../errors/domain-error.js';
-import { TransientErrorTypes } from '../../spec/error-types.js';
+import { TransientErrorTypes } from '../../domain/error-types.js';
 import { RayDashboardClient } from '../ray/dashboard-client.js';
 import { freePorts } from './ports.js';
 import { CLUSTER_ENV_MARKER, clusterProcesses, pidAlive, signalPids, signalProcessGroup } from './processes.js';

@@ -1,7 +1,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ClusterOwnerSchema } from '../../spec/cluster.js';
+import { ClusterOwnerSchema } from '../../domain/cluster.js';
 
 /** What the local backend records about a cluster it started: one state file per cluster dir. */
 export const LocalNodeSchema = z.strictObject({

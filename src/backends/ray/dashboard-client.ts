@@ -1,4 +1,4 @@
-import type { RayNode } from '../../spec/cluster.js';
+import type { RayNode } from '../../domain/cluster.js';
 import { RayHttpError, requestJson } from './http.js';
 
 export type RayJobStatus = 'PENDING' | 'RUNNING' | 'STOPPED' | 'SUCCEEDED' | 'FAILED';

@@ -1,4 +1,4 @@
-import type { ClusterStatus } from '../../spec/cluster.js';
+import type { ClusterStatus } from '../../domain/cluster.js';
 import { RayDashboardClient } from './dashboard-client.js';
 
 /**

@@ -1,7 +1,7 @@
-import { CampaignBudgetsSchema, type CampaignSpec } from './campaign.js';
-import { ExperimentSpecSchema } from './experiment.js';
+import { CampaignBudgetsSchema, type CampaignSpec } from '../../domain/campaign.js';
+import { ExperimentSpecSchema } from '../../domain/experiment.js';
 import { parseYamlMapping, readSpecFile } from './load.js';
-import { SpecError, issuesFromZod } from './spec-error.js';
+import { SpecError, issuesFromZod } from '../../domain/spec-error.js';
 
 /**
  * A campaign spec is an experiment spec plus an optional `campaign:` block (budgets). Both parts are

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseYamlMapping } from './load.js';
-import { SpecError, issuesFromZod, type SpecIssue } from './spec-error.js';
-import { MAX_SWEEP_CHILDREN, SweepSpecSchema, type SweepSpec } from './sweep.js';
-import { applyParams, expandSweep, plannedChildren } from './sweep-expand.js';
+import { SpecError, issuesFromZod, type SpecIssue } from '../../domain/spec-error.js';
+import { MAX_SWEEP_CHILDREN, SweepSpecSchema, type SweepSpec } from '../../domain/sweep.js';
+import { applyParams, expandSweep, plannedChildren } from '../../domain/sweep-expand.js';
 
 const KIND = 'sweep spec';
 

@@ -48,13 +48,3 @@ export function sweepCsv(rows: SweepRow[]): string {
   const lines = rows.map((r) => [r.rank, r.index, r.outcome, r.successRate, ...paramKeys.map((k) => r.params[k]), r.workflowId, r.manifestPath, r.error].map(csvCell).join(','));
   return `${[header.map(csvCell).join(','), ...lines].join('\n')}\n`;
 }
-
-/** The ranked table for a terminal: rank, success, outcome, parameters. */
-export function rankedTable(rows: SweepRow[]): string {
-  const paramKeys = [...new Set(rows.flatMap((r) => Object.keys(r.params)))];
-  const header = ['rank', 'success', 'outcome', ...paramKeys, 'workflow id'];
-  const body = rows.map((r) => [r.rank ?? '-', r.successRate ?? '-', r.outcome, ...paramKeys.map((k) => r.params[k] ?? ''), r.workflowId].map(String));
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
-  const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
-  return [fmt(header), ...body.map(fmt)].join('\n');
-}

@@ -1,0 +1,11 @@
+import type { SweepRow } from '../domain/sweep.js';
+
+/** The ranked table for a terminal: rank, success, outcome, parameters. */
+export function rankedTable(rows: SweepRow[]): string {
+  const paramKeys = [...new Set(rows.flatMap((r) => Object.keys(r.params)))];
+  const header = ['rank', 'success', 'outcome', ...paramKeys, 'workflow id'];
+  const body = rows.map((r) => [r.rank ?? '-', r.successRate ?? '-', r.outcome, ...paramKeys.map((k) => r.params[k] ?? ''), r.workflowId].map(String));
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
+  const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  return [fmt(header), ...body.map(fmt)].join('\n');
+}
