@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { PreflightCheck } from '../backends/backend.js';
 import { checkpointSpaceWarning, expectedSaves } from '../domain/checkpoint-space.js';
 import { ErrorTypes } from '../domain/error-types.js';
-import { ExperimentSpecSchema, type ExperimentSpec } from '../domain/experiment.js';
+import { ExperimentSpecSchema, type ExperimentSpec, runSetupIssues } from '../domain/experiment.js';
 import { backendOf } from './backend-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
@@ -40,6 +40,8 @@ export function createPreflight(deps: ActivityDeps) {
     const parsed = ExperimentSpecSchema.safeParse(input.spec);
     if (!parsed.success) throw permanent(ErrorTypes.InvalidSpec, parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
     const spec = parsed.data;
+    const setup = runSetupIssues(spec);
+    if (setup.length > 0) throw permanent(ErrorTypes.InvalidSpec, setup.map((i) => `${i.field}: ${i.message}`).join('; '));
     const backend = backendOf(deps, spec.backend);
     const storage = [await writable(spec.storage.checkpointDir), await writable(spec.storage.archiveDir)];
     const failedStorage = storage.filter((c) => !c.ok);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ImageRefSchema } from './image.js';
 import { KubeRaySchema, kuberayIssues } from './kuberay.js';
 import { seedRangeIssues } from './seed-ranges.js';
+import { type SpecIssue, fieldPath } from './spec-error.js';
 import { validationRunnerIssues } from './validation-runner.js';
 
 export { KubeRaySchema, type KubeRaySettings } from './kuberay.js';
@@ -120,7 +121,7 @@ export const ExperimentSpecSchema = z
     kuberay: KubeRaySchema.optional(),
   })
   .superRefine((spec, ctx) => {
-    for (const issue of [...shapeIssues(spec), ...seedRangeIssues(spec), ...validationRunnerIssues(spec)]) ctx.addIssue({ code: 'custom', ...issue });
+    for (const issue of shapeIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
     if (spec.backend === 'kuberay' && !spec.image) {
       ctx.addIssue({ code: 'custom', path: ['image'], message: 'the kuberay backend needs an image pinned by digest (registry/repo@sha256:…)' });
     }
@@ -141,6 +142,18 @@ export const ExperimentSpecSchema = z
   .transform((spec) => ({ ...spec, deadlines: { ...spec.deadlines, joinSeconds: spec.deadlines.joinSeconds ?? JOIN_SECONDS_DEFAULT[spec.backend] } }));
 
 export type ExperimentSpec = z.infer<typeof ExperimentSpecSchema>;
+
+/**
+ * How a run is set up, checked where a spec enters (the CLI's loaders and the preflight activity)
+ * rather than in the schema: workflows parse specs with the schema, and a rule added later must not
+ * change how a recorded workflow replays (a sweep's children are validated in the workflow).
+ */
+export function runSetupIssues(spec: ExperimentSpec): SpecIssue[] {
+  return [...seedRangeIssues(spec), ...validationRunnerIssues(spec)].map((i) => ({
+    field: fieldPath(i.path),
+    message: i.message,
+  }));
+}
 export type WorkerGroup = z.infer<typeof WorkerGroupSchema>;
 
 /** GPUs that the worker groups provide (the head never has GPUs). */

@@ -1,5 +1,5 @@
 import { CampaignBudgetsSchema, type CampaignSpec } from '../../domain/campaign.js';
-import { ExperimentSpecSchema } from '../../domain/experiment.js';
+import { ExperimentSpecSchema, runSetupIssues } from '../../domain/experiment.js';
 import { parseYamlMapping, readSpecFile } from './load.js';
 import { SpecError, issuesFromZod } from '../../domain/spec-error.js';
 
@@ -15,7 +15,8 @@ export function parseCampaignSpec(text: string, source = 'spec'): CampaignSpec {
     ...(exp.success ? [] : issuesFromZod(exp.error)),
     ...(budgets.success ? [] : issuesFromZod(budgets.error).map((i) => ({ ...i, field: i.field ? `campaign.${i.field}` : 'campaign' }))),
   ];
-  if (!exp.success || !budgets.success) throw new SpecError(source, issues);
+  if (exp.success) issues.push(...runSetupIssues(exp.data));
+  if (!exp.success || !budgets.success || issues.length > 0) throw new SpecError(source, issues);
   return { experiment: exp.data, budgets: budgets.data };
 }
 

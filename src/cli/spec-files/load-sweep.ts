@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { parseYamlMapping } from './load.js';
 import { SpecError, issuesFromZod, type SpecIssue } from '../../domain/spec-error.js';
 import { MAX_SWEEP_CHILDREN, SweepSpecSchema, type SweepSpec } from '../../domain/sweep.js';
+import { runSetupIssues } from '../../domain/experiment.js';
 import { applyParams, expandSweep, plannedChildren } from '../../domain/sweep-expand.js';
 
 const KIND = 'sweep spec';
@@ -23,8 +24,8 @@ export function parseSweepMapping(raw: Record<string, unknown>, source: string):
   const seen = new Set<string>();
   expandSweep(sweep).forEach((params, index) => {
     const applied = applyParams(sweep.base, params);
-    if (applied.ok) return;
-    for (const issue of applied.issues) {
+    const childIssues = applied.ok ? runSetupIssues(applied.spec) : applied.issues;
+    for (const issue of childIssues) {
       const key = `${issue.field}: ${issue.message}`;
       if (seen.has(key)) continue; // one line per distinct problem, not one per child
       seen.add(key);

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';
-import { ExperimentSpecSchema, type ExperimentSpec } from '../../domain/experiment.js';
+import { ExperimentSpecSchema, type ExperimentSpec, runSetupIssues } from '../../domain/experiment.js';
 import { SpecError, issuesFromZod } from '../../domain/spec-error.js';
 
 /** Parse YAML text into a plain mapping; throws SpecError on malformed YAML or a non-mapping. */
@@ -24,6 +24,8 @@ export function parseYamlMapping(text: string, source = 'spec', kind?: string): 
 export function parseExperimentSpec(text: string, source = 'spec'): ExperimentSpec {
   const parsed = ExperimentSpecSchema.safeParse(parseYamlMapping(text, source));
   if (!parsed.success) throw new SpecError(source, issuesFromZod(parsed.error));
+  const issues = runSetupIssues(parsed.data);
+  if (issues.length > 0) throw new SpecError(source, issues);
   return parsed.data;
 }
 
