@@ -55,8 +55,12 @@ export const ProvenanceSchema = z.strictObject({
   modelRevision: z.string().min(1).optional(),
 });
 
+/** Join deadline when the spec sets none: a kuberay cluster may first pull a large image on every node. */
+export const JOIN_SECONDS_DEFAULT = { local: 180, kuberay: 900 } as const;
+
 export const DeadlinesSchema = z.strictObject({
-  joinSeconds: PositiveInt.default(180),
+  /** Default by backend: JOIN_SECONDS_DEFAULT. */
+  joinSeconds: PositiveInt.optional(),
   runSeconds: PositiveInt.default(6 * 3600),
   noProgressSeconds: PositiveInt.default(300),
 });
@@ -94,7 +98,7 @@ export const ExperimentSpecSchema = z
     storage: StorageSchema,
     validation: ValidationSchema.default({ episodes: 128, seed: 123 }),
     provenance: ProvenanceSchema.default({}),
-    deadlines: DeadlinesSchema.default({ joinSeconds: 180, runSeconds: 6 * 3600, noProgressSeconds: 300 }),
+    deadlines: DeadlinesSchema.default({ runSeconds: 6 * 3600, noProgressSeconds: 300 }),
     join: JoinSchema.default({ maxResubmits: 2, allReduceSizeMb: 4, minBusBandwidthGbps: 0 }),
     kuberay: KubeRaySchema.optional(),
   })
@@ -115,7 +119,8 @@ export const ExperimentSpecSchema = z
         }
       }
     }
-  });
+  })
+  .transform((spec) => ({ ...spec, deadlines: { ...spec.deadlines, joinSeconds: spec.deadlines.joinSeconds ?? JOIN_SECONDS_DEFAULT[spec.backend] } }));
 
 export type ExperimentSpec = z.infer<typeof ExperimentSpecSchema>;
 export type WorkerGroup = z.infer<typeof WorkerGroupSchema>;
