@@ -75,6 +75,12 @@ export type PodHold = (pod: V1Pod) => Promise<void>;
 
 type Handler<T> = (type: string, obj: T) => void;
 
+/** KUBELET_STANDIN_DEBUG=1 prints what the stand-in does. */
+const debug = (message: string) => {
+  if (process.env['KUBELET_STANDIN_DEBUG'])
+    console.error(`stand-in kubelet: ${new Date().toISOString()} ${message}`);
+};
+
 const key = (o: { metadata?: { namespace?: string; name?: string } }) =>
   `${o.metadata?.namespace}/${o.metadata?.name}`;
 
@@ -204,6 +210,9 @@ export class KubeletStandIn {
 
   private onPod(type: string, pod: V1Pod): void {
     const uid = pod.metadata?.uid ?? '';
+    debug(
+      `${type} pod ${key(pod)} node=${pod.spec?.nodeName ?? ''} deleting=${pod.metadata?.deletionTimestamp ?? ''} phase=${pod.status?.phase ?? ''}`,
+    );
     if (type === 'DELETED') {
       this.pods.delete(key(pod));
       const runner = this.runners.get(uid);
@@ -432,8 +441,10 @@ export class KubeletStandIn {
     graceSeconds: number,
     deleteObject: boolean,
   ): Promise<void> {
+    debug(`terminating ${key(pod)} (grace ${graceSeconds} s)`);
     try {
       await runner.terminate(graceSeconds);
+      debug(`terminated ${key(pod)}`);
     } catch (err) {
       this.fail(`${key(pod)}: ${(err as Error).message}`);
     }
@@ -450,7 +461,8 @@ export class KubeletStandIn {
         name: pod.metadata?.name ?? '',
         namespace: pod.metadata?.namespace ?? 'default',
         gracePeriodSeconds: 0,
-        body: { preconditions: { uid: pod.metadata?.uid } },
+        // With a body, kube-apiserver reads the options from it only (query parameters are ignored).
+        body: { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata?.uid } },
       });
     });
   }
@@ -569,6 +581,7 @@ export class KubeletStandIn {
           namespace: o.metadata?.namespace ?? 'default',
           propagationPolicy: 'Background',
         };
+        debug(`gc: deleting ${kind} ${key(o)}: its owners are gone`);
         await (
           kind === 'Pod' ? this.core.deleteNamespacedPod(target) : this.core.deleteNamespacedService(target)
         ).catch(() => undefined);
@@ -588,6 +601,9 @@ export class KubeletStandIn {
       const owner = await this.objects.read({ apiVersion, kind, metadata: { name, namespace } });
       return owner.metadata?.uid === uid;
     } catch (err) {
+      debug(
+        `gc: read ${kind} ${namespace}/${name}: ${(err as { code?: number }).code} ${(err as Error).message.slice(0, 200)}`,
+      );
       return (err as { code?: number }).code !== 404;
     }
   }
