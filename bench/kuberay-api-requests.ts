@@ -1,15 +1,15 @@
 /**
- * Kubernetes API requests per minute of one experiment while it waits for workers and trains:
- * the join and train activities call describeCluster every RAGEN_POLL_INTERVAL_MS (2 s). Runs
- * against the real kube-apiserver of the test environment for BENCH_SECONDS (default 330, past
- * one server-side watch timeout of 300 s), with the status changing every 30 s as an operator
- * would change it. Prints the numbers; no Ray needed (only Kubernetes requests are counted).
+ * One RayCluster through the real KubeRay operator v1.5.0 (Pods run by the stand-in kubelet, real
+ * Ray in them), timed and counted: RayCluster create -> every Pod Ready -> every worker joined in
+ * Ray (the head's node list), then Kubernetes API requests per minute of one experiment while it
+ * waits and trains: describeCluster every RAGEN_POLL_INTERVAL_MS (2 s) for BENCH_SECONDS (default
+ * 330, past one server-side watch timeout of 300 s), as the join and train activities call it.
+ * Prints the numbers. Starts Ray: run under the shared lock.
  *
- *   npx tsx bench/kuberay-api-requests.ts
+ *   flock /tmp/ray-test.lock npx tsx bench/kuberay-api-requests.ts
  */
-import { CustomObjectsApi } from '@kubernetes/client-node';
 import { KubeRayBackend } from '../src/backends/kuberay/kuberay-backend.js';
-import { RAYCLUSTER } from '../src/backends/kuberay/raycluster.js';
+import { loadConfig } from '../src/config.js';
 import { startKubeEnv } from '../test/helpers/kube-env.js';
 import { kuberaySpec } from '../test/helpers/kuberay-specs.js';
 
@@ -18,26 +18,50 @@ const pollMs = Number(process.env['RAGEN_POLL_INTERVAL_MS'] ?? 2000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const kube = await startKubeEnv({ namespace: 'ragen-bench' });
+console.log(
+  `kube env (etcd, kube-apiserver, KubeRay operator, stand-in kubelet) started in ${(kube.startMs / 1000).toFixed(1)} s`,
+);
 try {
-  const backend = new KubeRayBackend({ namespace: kube.namespace, kubeconfig: kube.adminKubeconfig, dashboard: 'service', python: 'python' });
+  const backend = new KubeRayBackend({
+    namespace: kube.namespace,
+    kubeconfig: kube.adminKubeconfig,
+    dashboard: 'head-status',
+    python: loadConfig().python,
+    pollMs: 250,
+  });
   const owner = { experiment: 'bench', workflowId: 'bench-wf', runId: 'bench-run', attempt: 0 };
-  const handle = await backend.createCluster({ name: 'bench-a0', spec: kuberaySpec('/tmp/ragen-bench', kube.pvc), owner });
-  const operator = kube.admin.makeApiClient(CustomObjectsApi);
-  const params = { group: RAYCLUSTER.group, version: RAYCLUSTER.version, namespace: kube.namespace, plural: RAYCLUSTER.plural, name: 'bench-a0' };
-  await backend.describeCluster(handle);
+  const spec = kuberaySpec(kube.storageDir, kube.pvc);
+  const t0 = Date.now();
+  const handle = await backend.createCluster({ name: 'bench-a0', spec, owner });
+  const kubelet = kube.kubelet!;
+  let podsReady = 0;
+  let joined = 0;
+  while (!joined) {
+    const ready = kubelet.started.filter((p) => kubelet.readyAt.has(p.metadata?.name ?? ''));
+    if (!podsReady && kubelet.started.length === 3 && ready.length === 3)
+      podsReady = Math.max(...ready.map((p) => kubelet.readyAt.get(p.metadata?.name ?? '') ?? 0));
+    const status = await backend.describeCluster(handle);
+    if (status.workersAlive >= 2 && status.gpusRegistered >= 2) joined = Date.now();
+    if (Date.now() - t0 > 300_000) throw new Error(`not joined within 300 s: ${status.message}`);
+    await sleep(250);
+  }
+  while (!podsReady) {
+    const ready = kubelet.started.filter((p) => kubelet.readyAt.has(p.metadata?.name ?? ''));
+    if (ready.length === 3)
+      podsReady = Math.max(...ready.map((p) => kubelet.readyAt.get(p.metadata?.name ?? '') ?? 0));
+    await sleep(250);
+  }
+  console.log(
+    `RayCluster create -> all 3 Pods Ready (readiness probes): ${((podsReady - t0) / 1000).toFixed(1)} s`,
+  );
+  console.log(
+    `RayCluster create -> both workers joined in Ray with their GPUs: ${((joined - t0) / 1000).toFixed(1)} s`,
+  );
+
   const start = Date.now();
   const before = backend.api.requests;
   let polls = 0;
-  let nextStatus = start;
-  let ready = 0;
   while (Date.now() - start < seconds * 1000) {
-    if (Date.now() >= nextStatus) {
-      // What KubeRay does as workers come up: a status write the watch delivers.
-      const o = (await operator.getNamespacedCustomObject(params)) as { status?: unknown };
-      o.status = { desiredWorkerReplicas: 2, readyWorkerReplicas: ready++ % 3 };
-      await operator.replaceNamespacedCustomObjectStatus({ ...params, body: o });
-      nextStatus += 30_000;
-    }
     await backend.describeCluster(handle);
     polls++;
     await sleep(pollMs);
@@ -45,8 +69,14 @@ try {
   const requests = backend.api.requests - before;
   const minutes = (Date.now() - start) / 60_000;
   console.log(`describeCluster polls: ${polls} (every ${pollMs} ms) over ${(minutes * 60).toFixed(0)} s`);
-  console.log(`kube API requests: ${requests} = ${(requests / minutes).toFixed(2)} per minute (a GET and a watch at start and after each server-side watch timeout)`);
+  console.log(
+    `kube API requests: ${requests} = ${(requests / minutes).toFixed(2)} per minute (a GET and a watch at start and after each server-side watch timeout)`,
+  );
+  const d0 = Date.now();
   await backend.deleteCluster(handle);
+  console.log(
+    `delete -> RayCluster and its Pods gone (GC + kubelet termination): ${((Date.now() - d0) / 1000).toFixed(1)} s`,
+  );
   backend.close();
 } finally {
   await kube.stop();

@@ -36,16 +36,26 @@ fi
 # The verify tests run a real OCI registry (Distribution, Debian's docker-registry) and make its
 # bcrypt htpasswd file with apache2-utils' htpasswd. The package's service is not started (no
 # systemd here); the tests start their own registries on loopback ports.
+# The kuberay tests run `kubectl` against the test kube-apiserver (Debian's kubernetes-client,
+# unless a kubectl is already installed) and the KubeRay operator's readiness probes run `wget`
+# in the Pods (the stand-in kubelet runs them on this machine); `ip`, `nsenter` and `unshare`
+# (iproute2, util-linux) give each Pod its network namespace.
 # RAGEN_SETUP_TEST_TOOLS=0 skips them (the deployment image, Dockerfile).
-if [ "${RAGEN_SETUP_TEST_TOOLS:-1}" != 0 ] && { ! command -v docker-registry >/dev/null || ! command -v htpasswd >/dev/null; }; then
+test_packages=()
+command -v docker-registry >/dev/null || test_packages+=(docker-registry)
+command -v htpasswd >/dev/null || test_packages+=(apache2-utils)
+command -v kubectl >/dev/null || test_packages+=(kubernetes-client)
+command -v wget >/dev/null || test_packages+=(wget)
+command -v ip >/dev/null || test_packages+=(iproute2)
+if [ "${RAGEN_SETUP_TEST_TOOLS:-1}" != 0 ] && [ ${#test_packages[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "setup: apt-get install docker-registry apache2-utils"
+    echo "setup: apt-get install ${test_packages[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -qq --no-install-recommends docker-registry apache2-utils >/dev/null 2>&1 \
-      || { apt-get update -qq && apt-get install -y -qq --no-install-recommends docker-registry apache2-utils >/dev/null; }
+    apt-get install -y -qq --no-install-recommends "${test_packages[@]}" >/dev/null 2>&1 \
+      || { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${test_packages[@]}" >/dev/null; }
   else
-    # Only the registry tests need them; running experiments does not.
-    echo "setup: warning: docker-registry or htpasswd is missing; the registry tests need the Debian packages docker-registry and apache2-utils (install them as root)" >&2
+    # Only the registry and kuberay tests need them; running experiments does not.
+    echo "setup: warning: missing ${test_packages[*]}: the registry and kuberay tests need these Debian packages (install them as root)" >&2
   fi
 fi
 echo "setup: ready (.venv, node_modules)"

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # The kuberay tests' control plane: etcd and kube-apiserver built from the Go module proxy into a
-# cache outside the clone (~/.cache/ragen-orchestrator/k8s); cold about 12 min, warm it returns at once.
+# cache outside the clone (~/.cache/ragen-orchestrator/k8s), with the KubeRay operator; cold about 27 min, warm at once.
 bash scripts/k8s/build.sh
 export RAY_USAGE_STATS_ENABLED=0
 

@@ -3,27 +3,39 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject, loadAllYaml } from '@kubernetes/client-node';
-import { REPO_ROOT } from '../../src/config.js';
+import { REPO_ROOT, loadConfig } from '../../src/config.js';
 import { freePorts } from '../../src/backends/local/ports.js';
+import { KubeletStandIn } from './kubelet-standin/index.js';
+import { type RunningOperator, operatorBinary, startKubeRayOperator } from './kuberay-operator.js';
 
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * A real Kubernetes control plane for tests: etcd and kube-apiserver, built from their Go modules
- * by scripts/k8s/build.sh into a cache outside the clone, started on loopback. No kubelet,
- * scheduler or controller-manager: the KubeRay stand-in plays the operator and the nodes.
- * Identities: `admin` (static token, system:masters) and the service account `ragen-restricted`
- * (may only get/list/watch rayclusters), whose token comes from the TokenRequest API.
+ * A real Kubernetes control plane for tests: etcd, kube-apiserver and the KubeRay operator v1.5.0,
+ * built from their Go modules by scripts/k8s/build.sh into a cache outside the clone, started on
+ * loopback, with the KubeRay CRDs of the same module version. No container runtime exists here,
+ * so the scheduler, the kubelet and the garbage collector are played by the stand-in kubelet
+ * (kubelet-standin/index.ts), which runs the operator's Pods as local processes in network
+ * namespaces of their own. Identities: `admin` (static token, system:masters) and the service
+ * account `ragen-restricted` (may only get/list/watch rayclusters), whose token comes from the
+ * TokenRequest API. Storage: the PVC is bound to a hostPath PersistentVolume at `storageDir`, a
+ * host directory that the test process and every Pod see at the same path.
  */
 export interface KubeEnv {
   namespace: string;
   adminKubeconfig: string;
   restrictedKubeconfig: string;
   pvc: string;
+  /** The host directory behind the PVC (its PersistentVolume's hostPath). */
+  storageDir: string;
+  /** The stand-in scheduler, kubelet and garbage collector; undefined with `kubelet: false`. */
+  kubelet: KubeletStandIn | undefined;
+  operatorLog: string | undefined;
+  nodeName: string;
   /** Allocatable nvidia.com/gpu on the stand-in node. */
   gpus: number;
   admin: KubeConfig;
@@ -38,16 +50,19 @@ async function shellVar(name: string): Promise<string> {
   return stdout.trim();
 }
 
-/** Where build.sh puts etcd and kube-apiserver; undefined when they are not built. */
-export async function kubeBinaries(): Promise<{ etcd: string; apiserver: string } | undefined> {
+/** Where build.sh puts etcd, kube-apiserver and the KubeRay operator; undefined when they are not built. */
+export async function kubeBinaries(): Promise<{ etcd: string; apiserver: string; operator: string } | undefined> {
   const bin = await shellVar('K8S_BIN');
   const etcd = join(bin, 'etcd');
   const apiserver = join(bin, 'kube-apiserver');
-  return existsSync(etcd) && existsSync(apiserver) ? { etcd, apiserver } : undefined;
+  const operator = operatorBinary(await shellVar('KUBERAY_BIN'));
+  return existsSync(etcd) && existsSync(apiserver) && operator ? { etcd, apiserver, operator } : undefined;
 }
 
-/** The RayCluster CRD from the KubeRay Go module in the module cache (never copied into the repo). */
-async function rayClusterCrdPath(): Promise<string> {
+/** The KubeRay CRDs the operator watches, from its Go module in the module cache (never copied into the repo). */
+const KUBERAY_CRDS = ['rayclusters', 'rayjobs', 'rayservices'];
+
+async function kuberayCrdPaths(): Promise<string[]> {
   const version = await shellVar('KUBERAY_VERSION');
   let modcache = join(homedir(), 'go', 'pkg', 'mod');
   try {
@@ -55,9 +70,11 @@ async function rayClusterCrdPath(): Promise<string> {
   } catch {
     // Go not on this path: the default module cache
   }
-  const path = join(modcache, 'github.com', 'ray-project', 'kuberay', `ray-operator@${version}`, 'config', 'crd', 'bases', 'ray.io_rayclusters.yaml');
-  if (!existsSync(path)) throw new Error(`${path} missing: run bash scripts/k8s/build.sh (it downloads the KubeRay module)`);
-  return path;
+  return KUBERAY_CRDS.map((plural) => {
+    const path = join(modcache, 'github.com', 'ray-project', 'kuberay', `ray-operator@${version}`, 'config', 'crd', 'bases', `ray.io_${plural}.yaml`);
+    if (!existsSync(path)) throw new Error(`${path} missing: run bash scripts/k8s/build.sh (it downloads the KubeRay module)`);
+    return path;
+  });
 }
 
 /** CA, serving certificate for 127.0.0.1 and the service-account key pair, made once and cached. */
@@ -126,11 +143,17 @@ async function createAll(kc: KubeConfig, objects: KubernetesObject[]): Promise<v
   for (const o of objects) await api.create(o);
 }
 
-/** Start etcd + kube-apiserver, install the RayCluster CRD, a namespace, a GPU node, a PVC and the identities. */
-export async function startKubeEnv(options: { namespace?: string; gpus?: number } = {}): Promise<KubeEnv> {
+export const STANDIN_NODE = 'standin-gpu-node';
+
+/**
+ * Start etcd + kube-apiserver, install the KubeRay CRDs, a namespace, a GPU node, a PV + PVC and
+ * the identities, then the KubeRay operator and the stand-in kubelet (`kubelet: false` leaves both
+ * out, for tests that need only the API).
+ */
+export async function startKubeEnv(options: { namespace?: string; gpus?: number; kubelet?: boolean; storageDir?: string } = {}): Promise<KubeEnv> {
   const started = Date.now();
   const bins = await kubeBinaries();
-  if (!bins) throw new Error('etcd/kube-apiserver are not built: run bash scripts/k8s/build.sh (scripts/setup.sh does it when Go is present)');
+  if (!bins) throw new Error('etcd/kube-apiserver/kuberay-operator are not built: run bash scripts/k8s/build.sh (scripts/test.sh does it)');
   const namespace = options.namespace ?? 'ragen-test';
   const gpus = options.gpus ?? 2;
   const certs = await certificates();
@@ -176,6 +199,9 @@ export async function startKubeEnv(options: { namespace?: string; gpus?: number 
     '--v=0',
   ];
   let apiserver: ChildProcess | undefined;
+  let operator: RunningOperator | undefined;
+  let kubelet: KubeletStandIn | undefined;
+  const storageDir = options.storageDir ?? (await mkdtemp(join(tmpdir(), 'ragen-kuberay-')));
   const server = `https://127.0.0.1:${securePort}`;
   const ca = await readFile(join(certs, 'ca.crt'));
   const startApiServer = async () => {
@@ -183,9 +209,12 @@ export async function startKubeEnv(options: { namespace?: string; gpus?: number 
     await waitReady(`${server}/readyz`, ca, adminToken, 120_000, apiserver, apiLog);
   };
   const stop = async () => {
+    await kubelet?.stop();
+    await operator?.stop();
     await stopProcess(apiserver);
     await stopProcess(etcd);
     if (!process.env['KEEP_KUBE_ENV']) await rm(dir, { recursive: true, force: true });
+    if (!process.env['KEEP_KUBE_ENV'] && !options.storageDir) await rm(storageDir, { recursive: true, force: true });
   };
   try {
     await startApiServer();
@@ -195,10 +224,11 @@ export async function startKubeEnv(options: { namespace?: string; gpus?: number 
     admin.loadFromFile(adminKubeconfig);
 
     // loadAllYaml deserializes into client-node's models, which keep x-kubernetes-* extensions on create.
-    const crd = loadAllYaml(await readFile(await rayClusterCrdPath(), 'utf8')) as KubernetesObject[];
+    const crds: KubernetesObject[] = [];
+    for (const path of await kuberayCrdPaths()) crds.push(...(loadAllYaml(await readFile(path, 'utf8')) as KubernetesObject[]));
     const pvc = 'ragen-storage';
     await createAll(admin, [
-      ...crd,
+      ...crds,
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
       { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'ragen-restricted', namespace } },
       {
@@ -218,16 +248,41 @@ export async function startKubeEnv(options: { namespace?: string; gpus?: number 
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
         metadata: { name: pvc, namespace },
-        spec: { accessModes: ['ReadWriteMany'], resources: { requests: { storage: '1Gi' } } },
+        spec: { accessModes: ['ReadWriteMany'], storageClassName: '', volumeName: `${namespace}-${pvc}`, resources: { requests: { storage: '1Gi' } } },
       } as KubernetesObject,
-      { apiVersion: 'v1', kind: 'Node', metadata: { name: 'standin-gpu-node', labels: { 'ragen.dev/stand-in': 'true' } } },
+      {
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: `${namespace}-${pvc}` },
+        spec: {
+          accessModes: ['ReadWriteMany'],
+          capacity: { storage: '1Gi' },
+          storageClassName: '',
+          hostPath: { path: storageDir, type: 'Directory' },
+          claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: pvc },
+        },
+      } as KubernetesObject,
+      { apiVersion: 'v1', kind: 'Node', metadata: { name: STANDIN_NODE, labels: { 'ragen.dev/stand-in': 'true', 'kubernetes.io/hostname': STANDIN_NODE, 'kubernetes.io/os': 'linux' } } },
     ]);
-    // A kubelet would report capacity; the stand-in node gets it through the status subresource.
+    // A kubelet would report capacity and the PV controller would bind the claim; here both go
+    // through the status subresources.
     const core = admin.makeApiClient(CoreV1Api);
-    const node = await core.readNode({ name: 'standin-gpu-node' });
-    node.status = { capacity: { cpu: '16', 'nvidia.com/gpu': String(gpus) }, allocatable: { cpu: '16', 'nvidia.com/gpu': String(gpus) } };
-    await core.replaceNodeStatus({ name: 'standin-gpu-node', body: node });
+    const node = await core.readNode({ name: STANDIN_NODE });
+    const capacity = { cpu: '16', memory: '64Gi', pods: '110', 'nvidia.com/gpu': String(gpus) };
+    node.status = { capacity, allocatable: capacity, addresses: [{ type: 'InternalIP', address: '10.87.0.1' }], conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }] };
+    await core.replaceNodeStatus({ name: STANDIN_NODE, body: node });
+    const pv = await core.readPersistentVolume({ name: `${namespace}-${pvc}` });
+    pv.status = { phase: 'Bound' };
+    await core.replacePersistentVolumeStatus({ name: `${namespace}-${pvc}`, body: pv });
+    const claim = await core.readNamespacedPersistentVolumeClaim({ name: pvc, namespace });
+    claim.status = { phase: 'Bound', accessModes: ['ReadWriteMany'], capacity: { storage: '1Gi' } };
+    await core.replaceNamespacedPersistentVolumeClaimStatus({ name: pvc, namespace, body: claim });
     await waitCrdEstablished(admin);
+    if (options.kubelet !== false) {
+      kubelet = new KubeletStandIn({ kc: admin, nodeName: STANDIN_NODE, venvBin: dirname(loadConfig().rayBin) });
+      await kubelet.start();
+      operator = await startKubeRayOperator(bins.operator, adminKubeconfig, join(dir, 'kuberay-operator.log'));
+    }
 
     const token = await core.createNamespacedServiceAccountToken({ name: 'ragen-restricted', namespace, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
     const restrictedKubeconfig = join(dir, 'restricted.kubeconfig');
@@ -237,6 +292,10 @@ export async function startKubeEnv(options: { namespace?: string; gpus?: number 
       adminKubeconfig,
       restrictedKubeconfig,
       pvc,
+      storageDir,
+      kubelet,
+      operatorLog: operator?.logPath,
+      nodeName: STANDIN_NODE,
       gpus,
       admin,
       startMs: Date.now() - started,
@@ -256,13 +315,15 @@ export async function startKubeEnv(options: { namespace?: string; gpus?: number 
 async function waitCrdEstablished(kc: KubeConfig): Promise<void> {
   const api = KubernetesObjectApi.makeApiClient(kc);
   const deadline = Date.now() + 30_000;
-  for (;;) {
-    const crd = (await api.read({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'rayclusters.ray.io' } })) as KubernetesObject & {
-      status?: { conditions?: { type: string; status: string }[] };
-    };
-    if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
-    if (Date.now() > deadline) throw new Error('CRD rayclusters.ray.io not established within 30 s');
-    await sleep(200);
+  for (const plural of KUBERAY_CRDS) {
+    for (;;) {
+      const crd = (await api.read({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `${plural}.ray.io` } })) as KubernetesObject & {
+        status?: { conditions?: { type: string; status: string }[] };
+      };
+      if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      if (Date.now() > deadline) throw new Error(`CRD ${plural}.ray.io not established within 30 s`);
+      await sleep(200);
+    }
   }
 }
 

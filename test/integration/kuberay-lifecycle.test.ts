@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { CoreV1Api } from '@kubernetes/client-node';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/index.js';
@@ -14,20 +19,24 @@ import { activityDeps } from '../../src/worker.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import type { reaper } from '../../src/workflows/reaper.js';
 import { type KubeEnv, startKubeEnv } from '../helpers/kube-env.js';
+import { rayProcesses } from '../helpers/processes.js';
 import { kuberaySpec } from '../helpers/kuberay-specs.js';
 import { testInput } from '../helpers/specs.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
 
 /**
- * The kuberay backend's lifecycle against a real kube-apiserver (etcd + kube-apiserver from their
- * Go modules). This namespace has no operator: these tests are about the custom resource and the
- * API's answers, not about Ray (experiment-kuberay.test.ts runs Ray behind the stand-in).
+ * The kuberay backend's lifecycle against a real kube-apiserver and the real KubeRay operator
+ * (etcd, kube-apiserver and kuberay-operator from their Go modules; the stand-in kubelet runs the
+ * operator's Pods). These tests are about the custom resource and the API's answers; whole
+ * experiments are in experiment-kuberay.test.ts. Run under `flock /tmp/ray-test.lock` (Ray runs in the Pods).
  */
 let kube: KubeEnv;
 let env: TestWorkflowEnvironment;
 const ns = 'ragen-lifecycle';
 const owner = (attempt = 0, workflowId = 'wf-lifecycle') => ({ experiment: 'sokoban-test', workflowId, runId: '0193a3b4-1111-7222-8333-444455556666', attempt });
 const backendFor = (kubeconfig: string) => new KubeRayBackend({ namespace: ns, kubeconfig, dashboard: 'service', python: 'python', pollMs: 200 });
+const exec = promisify(execFile);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 before(async () => {
   kube = await startKubeEnv({ namespace: ns });
@@ -39,7 +48,56 @@ after(async () => {
   await kube?.stop();
 });
 
-describe('kuberay backend against a real kube-apiserver', () => {
+describe('kuberay backend against a real kube-apiserver and the real KubeRay operator', () => {
+  it("the operator's Pods under the stand-in kubelet: bound, own IPs, Ready by their probes, workers joined by the head Service's name, storage shared; delete removes Pods and processes", async () => {
+    const backend = new KubeRayBackend({ namespace: ns, kubeconfig: kube.adminKubeconfig, dashboard: 'head-status', python: 'python', pollMs: 250 });
+    const core = kube.admin.makeApiClient(CoreV1Api);
+    const handle = await backend.createCluster({ name: 'pods-a0', spec: kuberaySpec(kube.storageDir, kube.pvc), owner: owner() });
+    const deadline = Date.now() + 240_000;
+    for (;;) {
+      const s = await backend.describeCluster(handle);
+      if (s.workersAlive === 2 && s.gpusRegistered === 2) break;
+      assert.ok(Date.now() < deadline, `workers did not join: ${s.message}`);
+      await sleep(500);
+    }
+    const rc = await backend.api.getRayCluster('pods-a0');
+    const pods = (await core.listNamespacedPod({ namespace: ns, labelSelector: 'ray.io/cluster=pods-a0' })).items;
+    assert.equal(pods.length, 3);
+    for (const p of pods) {
+      assert.equal(p.spec?.nodeName, kube.nodeName, 'bound by the stand-in scheduler');
+      assert.equal(p.metadata?.labels?.['app.kubernetes.io/managed-by'], 'ragen-orchestrator', 'our template labels reach the Pod');
+      assert.equal(p.status?.phase, 'Running');
+    }
+    assert.equal(new Set(pods.map((p) => p.status?.podIP)).size, 3, 'every Pod has an address of its own');
+    const head = pods.find((p) => p.metadata?.labels?.['ray.io/node-type'] === 'head');
+    assert.equal(rc?.status?.head?.podIP, head?.status?.podIP, "the operator read the head's address from the Pod status");
+    assert.equal(rc?.status?.conditions?.find((c) => c.type === 'HeadPodReady')?.status, 'True');
+    assert.ok((rc?.status?.readyWorkerReplicas ?? 0) <= 2);
+    for (const w of pods.filter((p) => p !== head)) {
+      assert.equal(w.status?.initContainerStatuses?.[0]?.state?.terminated?.exitCode, 0, 'wait-gcs-ready reached the head GCS by the Service name');
+    }
+    // The PVC: a file the test process writes is read inside a worker Pod (its mount namespace), and back.
+    const worker = pods.find((p) => p !== head)!;
+    const netns = `rk-${(worker.metadata?.uid ?? '').replace(/-/g, '').slice(0, 10)}`;
+    const pids = (await exec('ip', ['netns', 'pids', netns])).stdout.trim().split('\n');
+    const cmdlines = await Promise.all(pids.map((p) => readFile(`/proc/${p}/cmdline`, 'utf8').catch(() => '')));
+    const pid = pids[cmdlines.findIndex((c) => c.includes('raylet'))] ?? '';
+    assert.ok(pid, `a raylet runs in the worker Pod's network namespace ${netns}`);
+    await writeFile(join(kube.storageDir, 'from-test'), 'written by the test process');
+    const inPod = (script: string) => exec('nsenter', ['-t', pid, '-n', '-m', '-u', '--', 'bash', '-c', script]);
+    assert.equal((await inPod(`cat ${kube.storageDir}/from-test`)).stdout, 'written by the test process');
+    await inPod(`echo -n "written in $(hostname)" > ${kube.storageDir}/from-pod`);
+    assert.equal(await readFile(join(kube.storageDir, 'from-pod'), 'utf8'), `written in ${worker.metadata?.name}`);
+    assert.match((await inPod('grep " /dev/shm " /proc/mounts')).stdout, /tmpfs/, "the operator's /dev/shm emptyDir is a tmpfs");
+    assert.equal((await inPod('ls /tmp | grep -c from-test || true')).stdout.trim(), '0', 'each container has its own /tmp');
+
+    await backend.deleteCluster(handle);
+    assert.deepEqual((await core.listNamespacedPod({ namespace: ns, labelSelector: 'ray.io/cluster=pods-a0' })).items, [], "the deleted RayCluster's Pods are gone (garbage collector stand-in)");
+    assert.deepEqual(await rayProcesses(), [], 'no Ray process is left');
+    assert.deepEqual(kube.kubelet?.errors, []);
+    backend.close();
+  });
+
   it('a retried create leaves one cluster; a second attempt name clash is refused; delete is idempotent', async () => {
     const backend = backendFor(kube.adminKubeconfig);
     const spec = kuberaySpec('/tmp/ragen-lifecycle', kube.pvc);

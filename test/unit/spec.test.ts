@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadExperimentSpec, parseExperimentSpec } from '../../src/cli/spec-files/load.js';
 import { SpecError } from '../../src/domain/spec-error.js';
+import { kuberaySpecYaml } from '../helpers/kuberay-specs.js';
 import { validSpecYaml } from '../helpers/specs.js';
 
 function issuesOf(yaml: string) {
@@ -20,6 +21,13 @@ describe('ExperimentSpec loading', () => {
     assert.equal(spec.backend, 'local');
     assert.equal(spec.trainer.nnodes * spec.trainer.nGpusPerNode, 2);
     assert.equal(spec.validation.seed, 123);
+  });
+
+  it('the join deadline defaults by backend: 180 s local, 900 s kuberay (image pulls); an explicit one is kept', () => {
+    const noJoin = (yaml: string) => yaml.replace(/^  joinSeconds: \d+\n/m, '');
+    assert.equal(parseExperimentSpec(noJoin(validSpecYaml())).deadlines.joinSeconds, 180);
+    assert.equal(parseExperimentSpec(noJoin(kuberaySpecYaml())).deadlines.joinSeconds, 900);
+    assert.equal(parseExperimentSpec(kuberaySpecYaml()).deadlines.joinSeconds, 60);
   });
 
   it('refuses malformed YAML with the line', () => {

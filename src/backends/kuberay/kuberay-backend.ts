@@ -18,7 +18,7 @@ import { podFailures, podsWaiting } from './pod-failures.js';
  * How the worker reaches a head's dashboard. `service`: the head Service's cluster DNS
  * (`http://<cluster>-head-svc.<ns>.svc:8265`), for workers running in the cluster. `head-status`:
  * `http://<status.head.podIP>:<status.endpoints.dashboard>` as the operator writes them, for a
- * worker on the pod network (and the test environment's stand-in operator).
+ * worker on the pod network (the test environment: its host is on the Pods' bridge).
  */
 export type DashboardMode = 'service' | 'head-status';
 
