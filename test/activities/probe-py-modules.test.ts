@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createAllReduceCheck } from '../../src/activities/allreduce.js';
+import { createActivities } from '../../src/activities/index.js';
 import type { ActivityDeps } from '../../src/activities/deps.js';
 import { LocalBackend } from '../../src/backends/local/local-backend.js';
 import { RayDashboardClient } from '../../src/backends/ray/dashboard-client.js';
@@ -104,7 +105,7 @@ describe('all-reduce probe shipped as runtime_env py_modules (real local Ray, a 
     const spec = testSpec({ image }, dir);
     const env = new MockActivityEnvironment();
     await assert.rejects(
-      env.run(createAllReduceCheck(deps(broken)), {
+      env.run(createActivities(deps(broken)).allReduceCheck, {
         spec,
         handle: { ...handle, name: `${handle.name}-broken` },
         runDir: join(dir, 'run'),
