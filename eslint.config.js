@@ -14,7 +14,11 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': [
         'error',
         // node:test's describe/it return promises the runner itself awaits.
-        { allowForKnownSafeCalls: [{ from: 'package', name: ['describe', 'it', 'test'], package: 'node:test' }] },
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', name: ['describe', 'it', 'test'], package: 'node:test' },
+          ],
+        },
       ],
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
@@ -23,14 +27,27 @@ export default tseslint.config(
   {
     // The layers below the activities know nothing of Temporal: they throw domain errors
     // (src/errors), which the activity boundary maps onto Temporal failures once.
-    files: ['src/backends/**/*.ts', 'src/registry/**/*.ts', 'src/errors/**/*.ts', 'src/domain/**/*.ts', 'src/provenance/**/*.ts'],
+    files: [
+      'src/backends/**/*.ts',
+      'src/registry/**/*.ts',
+      'src/errors/**/*.ts',
+      'src/domain/**/*.ts',
+      'src/provenance/**/*.ts',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            { group: ['@temporalio/*'], message: 'Below src/activities nothing imports Temporal: throw permanent()/transient() from src/errors/domain-error.ts.' },
-            { regex: '^(\\.\\./)+activities/', message: 'Below src/activities nothing imports the activities.' },
+            {
+              group: ['@temporalio/*'],
+              message:
+                'Below src/activities nothing imports Temporal: throw permanent()/transient() from src/errors/domain-error.ts.',
+            },
+            {
+              regex: '^(\\.\\./)+activities/',
+              message: 'Below src/activities nothing imports the activities.',
+            },
           ],
         },
       ],
@@ -45,9 +62,19 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['node:*', 'yaml', '@kubernetes/*'], message: 'src/domain holds pure code only: I/O lives in activities, backends and the CLI.' },
-            { group: ['@temporalio/*'], message: 'Below src/activities nothing imports Temporal: throw permanent()/transient() from src/errors/domain-error.ts.' },
-            { regex: '^(\\.\\./)+activities/', message: 'Below src/activities nothing imports the activities.' },
+            {
+              group: ['node:*', 'yaml', '@kubernetes/*'],
+              message: 'src/domain holds pure code only: I/O lives in activities, backends and the CLI.',
+            },
+            {
+              group: ['@temporalio/*'],
+              message:
+                'Below src/activities nothing imports Temporal: throw permanent()/transient() from src/errors/domain-error.ts.',
+            },
+            {
+              regex: '^(\\.\\./)+activities/',
+              message: 'Below src/activities nothing imports the activities.',
+            },
           ],
         },
       ],
@@ -63,7 +90,8 @@ export default tseslint.config(
             {
               // Everything that is neither an allowed package nor a relative import into workflows/ or domain/.
               regex: `^(?!(${workflowAllowed.map((p) => p.replace('/', '\\/')).join('|')})$)(?!\\.\\/)(?!\\.\\.\\/domain\\/)(?!\\.\\.\\/activities\\/)`,
-              message: 'Workflow files may import only @temporalio/workflow, pure libraries, src/domain and activity types.',
+              message:
+                'Workflow files may import only @temporalio/workflow, pure libraries, src/domain and activity types.',
             },
             {
               regex: '^\\.\\.\\/activities\\/',
@@ -75,7 +103,10 @@ export default tseslint.config(
       ],
       'no-restricted-globals': [
         'error',
-        { name: 'Date', message: 'Use workflow time (Date is replaced, but be explicit): workflowInfo / sleep.' },
+        {
+          name: 'Date',
+          message: 'Use workflow time (Date is replaced, but be explicit): workflowInfo / sleep.',
+        },
         { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' },
         { name: 'process', message: 'No environment in workflow code.' },
       ],

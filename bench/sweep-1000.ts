@@ -17,11 +17,24 @@ const [children = 1000, concurrency = 50, historyEventLimit = 5000] = process.ar
 const env = await timeSkippingEnv();
 try {
   const { activities } = fakeActivities();
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: 'bench-sweep', workflowBundle: await workflowBundle(), activities, maxConcurrentWorkflowTaskExecutions: 50 });
-  const spec = seedSweep(Array.from({ length: children }, (_, i) => i), { concurrency });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue: 'bench-sweep',
+    workflowBundle: await workflowBundle(),
+    activities,
+    maxConcurrentWorkflowTaskExecutions: 50,
+  });
+  const spec = seedSweep(
+    Array.from({ length: children }, (_, i) => i),
+    { concurrency },
+  );
   const started = Date.now();
   const { result, runs } = await worker.runUntil(async () => {
-    const handle = await env.client.workflow.start<typeof sweep>('sweep', { taskQueue: 'bench-sweep', workflowId: `bench-sweep-${process.pid}`, args: [sweepInput(spec, { historyEventLimit })] });
+    const handle = await env.client.workflow.start<typeof sweep>('sweep', {
+      taskQueue: 'bench-sweep',
+      workflowId: `bench-sweep-${process.pid}`,
+      args: [sweepInput(spec, { historyEventLimit })],
+    });
     const result: SweepResult = await handle.result();
     // Walk the chain of runs (continue-as-new) from the first one and size each history.
     const runs: { events: number; bytes: number }[] = [];
@@ -31,15 +44,24 @@ try {
       const history: proto.temporal.api.history.v1.IHistory = await h.fetchHistory();
       const last = history.events?.at(-1);
       // The time-skipping server does not report historySize; the encoded history is the same measure.
-      runs.push({ events: history.events?.length ?? 0, bytes: proto.temporal.api.history.v1.History.encode(history).finish().length });
+      runs.push({
+        events: history.events?.length ?? 0,
+        bytes: proto.temporal.api.history.v1.History.encode(history).finish().length,
+      });
       runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
     }
     return { result, runs };
   });
   const seconds = (Date.now() - started) / 1000;
-  console.log(`sweep of ${result.total} children (concurrency ${concurrency}, historyEventLimit ${historyEventLimit}): ${result.succeeded} succeeded, ${result.ranked.length} results kept`);
-  console.log(`wall time ${seconds.toFixed(1)} s; ${(result.total / seconds).toFixed(1)} children/s started and finished; max running ${result.maxRunning}`);
-  console.log(`runs ${runs.length}: ${runs.map((r, i) => `#${i + 1} ${r.events} events${r.bytes ? ` / ${(r.bytes / 1024).toFixed(0)} KiB` : ''}`).join(', ')}; total ${runs.reduce((n, r) => n + r.events, 0)} events`);
+  console.log(
+    `sweep of ${result.total} children (concurrency ${concurrency}, historyEventLimit ${historyEventLimit}): ${result.succeeded} succeeded, ${result.ranked.length} results kept`,
+  );
+  console.log(
+    `wall time ${seconds.toFixed(1)} s; ${(result.total / seconds).toFixed(1)} children/s started and finished; max running ${result.maxRunning}`,
+  );
+  console.log(
+    `runs ${runs.length}: ${runs.map((r, i) => `#${i + 1} ${r.events} events${r.bytes ? ` / ${(r.bytes / 1024).toFixed(0)} KiB` : ''}`).join(', ')}; total ${runs.reduce((n, r) => n + r.events, 0)} events`,
+  );
 } finally {
   await env.teardown();
 }

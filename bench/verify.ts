@@ -28,20 +28,49 @@ const tokens = await startTokenEndpoint(user);
 try {
   const open = await startRegistry();
   const basic = await startRegistry({ kind: 'htpasswd', ...user });
-  const bearer = await startRegistry({ kind: 'token', realm: tokens.realm, service: tokens.service, issuer: tokens.issuer, rootCertBundle: tokens.certPath });
+  const bearer = await startRegistry({
+    kind: 'token',
+    realm: tokens.realm,
+    service: tokens.service,
+    issuer: tokens.issuer,
+    rootCertBundle: tokens.certPath,
+  });
   registries.push(open, basic, bearer);
   const basicHeader = `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}`;
   const dockerConfig = join(dir, 'config.json');
   const auth = Buffer.from(`${user.username}:${user.password}`).toString('base64');
-  await writeFile(dockerConfig, JSON.stringify({ auths: { [basic.host]: { auth }, [bearer.host]: { auth } } }));
+  await writeFile(
+    dockerConfig,
+    JSON.stringify({ auths: { [basic.host]: { auth }, [bearer.host]: { auth } } }),
+  );
 
   const cases: [string, string][] = [
-    ['single-platform, anonymous', `${open.host}/ragen@${await pushImage({ baseUrl: open.baseUrl, repository: 'ragen' }, { labels })}`],
-    ['two-platform index, anonymous', `${open.host}/multi@${(await pushIndex({ baseUrl: open.baseUrl, repository: 'multi' }, { amd64: { labels }, arm64: { labels } })).digest}`],
-    ['single-platform, Basic (htpasswd)', `${basic.host}/ragen@${await pushImage({ baseUrl: basic.baseUrl, repository: 'ragen', authorization: basicHeader }, { labels })}`],
-    ['single-platform, Bearer (stand-in token endpoint)', `${bearer.host}/ragen@${await pushImage({ baseUrl: bearer.baseUrl, repository: 'ragen', authorization: `Bearer ${tokens.mint('repository:ragen:pull,push')}` }, { labels })}`],
+    [
+      'single-platform, anonymous',
+      `${open.host}/ragen@${await pushImage({ baseUrl: open.baseUrl, repository: 'ragen' }, { labels })}`,
+    ],
+    [
+      'two-platform index, anonymous',
+      `${open.host}/multi@${(await pushIndex({ baseUrl: open.baseUrl, repository: 'multi' }, { amd64: { labels }, arm64: { labels } })).digest}`,
+    ],
+    [
+      'single-platform, Basic (htpasswd)',
+      `${basic.host}/ragen@${await pushImage({ baseUrl: basic.baseUrl, repository: 'ragen', authorization: basicHeader }, { labels })}`,
+    ],
+    [
+      'single-platform, Bearer (stand-in token endpoint)',
+      `${bearer.host}/ragen@${await pushImage({ baseUrl: bearer.baseUrl, repository: 'ragen', authorization: `Bearer ${tokens.mint('repository:ragen:pull,push')}` }, { labels })}`,
+    ],
   ];
-  const base = { rayHead: () => { throw new Error('unused'); }, reportProgress: async () => undefined, workflowStatus: async () => undefined, pollIntervalMs: 1000, imageRegistry: new RegistryClient({ dockerConfigPath: dockerConfig }) };
+  const base = {
+    rayHead: () => {
+      throw new Error('unused');
+    },
+    reportProgress: async () => undefined,
+    workflowStatus: async () => undefined,
+    pollIntervalMs: 1000,
+    imageRegistry: new RegistryClient({ dockerConfigPath: dockerConfig }),
+  };
   const imageOnly = createVerify({ ...base, backends: { local: fakeBackend(() => readyCluster(2, 2)) } });
   const whole = createVerify({ ...base, backends: createBackends(loadConfig()) });
 
@@ -58,9 +87,12 @@ try {
     return `median ${at(0.5)} ms, p90 ${at(0.9)} ms, min ${at(0)} ms (${n} runs)`;
   };
   console.log('verify stage against loopback Distribution registries');
-  for (const [name, image] of cases) console.log(`  image check, ${name}: ${await time(imageOnly, image, runs)}`);
+  for (const [name, image] of cases)
+    console.log(`  image check, ${name}: ${await time(imageOnly, image, runs)}`);
   const first = cases[0]?.[1] ?? '';
-  console.log(`  whole verify activity, local backend (ray --version + image check): ${await time(whole, first, Math.min(runs, 5))}`);
+  console.log(
+    `  whole verify activity, local backend (ray --version + image check): ${await time(whole, first, Math.min(runs, 5))}`,
+  );
 } finally {
   for (const r of registries) await r.stop();
   await tokens.stop();

@@ -11,6 +11,7 @@ bash scripts/k8s/build.sh
 export RAY_USAGE_STATS_ENABLED=0
 
 echo "== typecheck"; npx tsc --noEmit
+echo "== format"; npx prettier --check src test bench eslint.config.js
 echo "== lint"; npx eslint src test bench
 echo "== node tests"
 # One file at a time: Ray clusters and Temporal servers share this machine's two cores.

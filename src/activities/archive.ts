@@ -16,21 +16,37 @@ import { writeOnce } from './write-once.js';
  * heartbeat `{step, file}` per hashed file.
  */
 export function createArchive() {
-  return async function archive(input: { draft: ManifestDraft; archiveDir: string; checkpoints?: CheckpointRecord[] }): Promise<{ manifestPath: string; sha256: string; checkpoints: number }> {
+  return async function archive(input: {
+    draft: ManifestDraft;
+    archiveDir: string;
+    checkpoints?: CheckpointRecord[];
+  }): Promise<{ manifestPath: string; sha256: string; checkpoints: number }> {
     const { draft } = input;
     let checkpoints = input.checkpoints;
     if (!checkpoints) {
       const tracker = await readTracker(draft.checkpointDir);
-      const steps = (await checkpointSteps(draft.checkpointDir)).filter((s) => tracker !== undefined && s <= tracker);
+      const steps = (await checkpointSteps(draft.checkpointDir)).filter(
+        (s) => tracker !== undefined && s <= tracker,
+      );
       checkpoints = [];
-      for (const step of steps) checkpoints.push(await hashCheckpoint(draft.checkpointDir, step, heartbeatPerFile(step)));
+      for (const step of steps)
+        checkpoints.push(await hashCheckpoint(draft.checkpointDir, step, heartbeatPerFile(step)));
     }
     // writtenAt is fixed by the workflow's stage record, so a retry produces the same bytes.
-    const manifest: Manifest = ManifestSchema.parse({ schemaVersion: 1, ...draft, checkpoints, writtenAt: draft.stages.at(-1)?.startedAt ?? '' });
+    const manifest: Manifest = ManifestSchema.parse({
+      schemaVersion: 1,
+      ...draft,
+      checkpoints,
+      writtenAt: draft.stages.at(-1)?.startedAt ?? '',
+    });
     const text = `${JSON.stringify(manifest, null, 2)}\n`;
     const path = manifestPath(input.archiveDir, draft.experiment, draft.temporal.workflowId);
     const { sha256, existing } = await writeOnce(path, text); // never overwrite a manifest
-    if (existing) throw permanent(ErrorTypes.ManifestExists, `a different manifest already exists at ${path}; it is kept (sha256 ${existing})`);
+    if (existing)
+      throw permanent(
+        ErrorTypes.ManifestExists,
+        `a different manifest already exists at ${path}; it is kept (sha256 ${existing})`,
+      );
     return { manifestPath: path, sha256, checkpoints: checkpoints.length };
   };
 }

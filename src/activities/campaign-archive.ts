@@ -1,4 +1,8 @@
-import { CampaignManifestSchema, type CampaignManifest, type CampaignManifestDraft } from '../domain/campaign.js';
+import {
+  CampaignManifestSchema,
+  type CampaignManifest,
+  type CampaignManifestDraft,
+} from '../domain/campaign.js';
 import { ErrorTypes } from '../domain/error-types.js';
 import { campaignManifestPath } from '../domain/paths.js';
 import { readLedger } from './campaign-checkpoints.js';
@@ -11,11 +15,16 @@ import { sha256OfFile, writeOnce } from './write-once.js';
  * (link(2)); a retry with the same bytes succeeds, a different existing file is never overwritten.
  */
 export function createArchiveCampaign() {
-  return async function archiveCampaign(input: { draft: CampaignManifestDraft; archiveDir: string; untrusted: CampaignManifest['untrusted'] }): Promise<{ manifestPath: string; sha256: string }> {
+  return async function archiveCampaign(input: {
+    draft: CampaignManifestDraft;
+    archiveDir: string;
+    untrusted: CampaignManifest['untrusted'];
+  }): Promise<{ manifestPath: string; sha256: string }> {
     const { ledgerPath, ...draft } = input.draft;
     const ledger = await readLedger(ledgerPath);
     const attempts = [];
-    for (const a of draft.attempts) attempts.push({ ...a, manifestSha256: await sha256OfFile(a.manifestPath) });
+    for (const a of draft.attempts)
+      attempts.push({ ...a, manifestSha256: await sha256OfFile(a.manifestPath) });
     const manifest: CampaignManifest = CampaignManifestSchema.parse({
       schemaVersion: 1,
       ...draft,
@@ -25,7 +34,11 @@ export function createArchiveCampaign() {
     });
     const path = campaignManifestPath(input.archiveDir, draft.experiment, draft.campaign);
     const { sha256, existing } = await writeOnce(path, `${JSON.stringify(manifest, null, 2)}\n`);
-    if (existing) throw permanent(ErrorTypes.ManifestExists, `a different campaign manifest already exists at ${path}; it is kept (sha256 ${existing})`);
+    if (existing)
+      throw permanent(
+        ErrorTypes.ManifestExists,
+        `a different campaign manifest already exists at ${path}; it is kept (sha256 ${existing})`,
+      );
     return { manifestPath: path, sha256 };
   };
 }

@@ -35,11 +35,13 @@ export async function filesChanged(entry: CheckpointRecord): Promise<string | un
     return `${entry.path} is unreadable`;
   }
   const recorded = entry.files.map((f) => f.path).sort();
-  if (present.join('\n') !== recorded.join('\n')) return `its file list differs (${present.length} files now, ${recorded.length} hashed)`;
+  if (present.join('\n') !== recorded.join('\n'))
+    return `its file list differs (${present.length} files now, ${recorded.length} hashed)`;
   for (const file of entry.files) {
     const now = await stat(join(entry.path, file.path));
     if (now.size !== file.bytes) return `${file.path} is ${now.size} bytes, was ${file.bytes}`;
-    if (file.mtimeMs !== undefined && now.mtimeMs !== file.mtimeMs) return `${file.path} was modified after it was hashed`;
+    if (file.mtimeMs !== undefined && now.mtimeMs !== file.mtimeMs)
+      return `${file.path} was modified after it was hashed`;
   }
   return undefined;
 }
@@ -54,7 +56,11 @@ export async function filesChanged(entry: CheckpointRecord): Promise<string | un
  * Fallback hashing (histories from before that activity) heartbeats `{step, file}` per file.
  */
 export function createLatestCompleteCheckpoint() {
-  return async function latestCompleteCheckpoint(input: { checkpointDir: string; ledgerPath: string; now: string }): Promise<LatestCheckpoint> {
+  return async function latestCompleteCheckpoint(input: {
+    checkpointDir: string;
+    ledgerPath: string;
+    now: string;
+  }): Promise<LatestCheckpoint> {
     const ledger = await readLedger(input.ledgerPath);
     const tracker = await readTracker(input.checkpointDir);
     const present = new Set(await checkpointSteps(input.checkpointDir));
@@ -63,7 +69,10 @@ export function createLatestCompleteCheckpoint() {
     const hashedNow = new Set<number>();
     // Normally none: the hashCheckpoints activity ran first (heartbeating, resumable). A fallback.
     for (const step of [...present].filter((s) => tracker !== undefined && s <= tracker && !known.has(s))) {
-      const entry = { ...(await hashCheckpoint(input.checkpointDir, step, heartbeatPerFile(step))), firstSeenAt: input.now };
+      const entry = {
+        ...(await hashCheckpoint(input.checkpointDir, step, heartbeatPerFile(step))),
+        firstSeenAt: input.now,
+      };
       ledger.checkpoints.push(entry);
       known.set(step, entry);
       hashedNow.add(step);
@@ -83,11 +92,18 @@ export function createLatestCompleteCheckpoint() {
       // Hashed once, when first seen: the candidate is checked by its files' sizes and times.
       const changed = hashedNow.has(entry.step) ? undefined : await filesChanged(entry);
       if (changed) {
-        untrusted.push({ step: entry.step, reason: `files of ${entry.path} changed since ${entry.firstSeenAt}: ${changed} (ledger sha256 ${entry.sha256.slice(0, 12)})` });
+        untrusted.push({
+          step: entry.step,
+          reason: `files of ${entry.path} changed since ${entry.firstSeenAt}: ${changed} (ledger sha256 ${entry.sha256.slice(0, 12)})`,
+        });
         continue;
       }
       latest = { step: entry.step, path: entry.path, sha256: entry.sha256 };
     }
-    return { latest, checkpoints: ledger.checkpoints.map((c) => ({ step: c.step, sha256: c.sha256 })), untrusted: untrusted.reverse() };
+    return {
+      latest,
+      checkpoints: ledger.checkpoints.map((c) => ({ step: c.step, sha256: c.sha256 })),
+      untrusted: untrusted.reverse(),
+    };
   };
 }

@@ -4,13 +4,7 @@ import { stat } from 'node:fs/promises';
 import { relative } from 'node:path';
 import type { CheckpointRecord } from '../domain/results.js';
 import { readLedger, writeLedger } from './campaign-checkpoints.js';
-import {
-  checkpointSteps,
-  filesUnder,
-  readTracker,
-  recordSha256,
-  sha256File,
-} from './checkpoints.js';
+import { checkpointSteps, filesUnder, readTracker, recordSha256, sha256File } from './checkpoints.js';
 import { checkpointPath } from '../domain/paths.js';
 import { previousDetails } from './heartbeat-loop.js';
 

@@ -23,7 +23,10 @@ export interface JoinResult {
  * Then the head's Ray version must equal rayVersion (the authoritative version check).
  */
 export function createAwaitJoin(deps: ActivityDeps) {
-  return async function awaitJoin(input: { spec: ExperimentSpec; handle: ClusterHandle }): Promise<JoinResult> {
+  return async function awaitJoin(input: {
+    spec: ExperimentSpec;
+    handle: ClusterHandle;
+  }): Promise<JoinResult> {
     const { spec, handle } = input;
     const backend = backendOf(deps, spec.backend);
     const wantWorkers = workerNodes(spec);
@@ -33,14 +36,29 @@ export function createAwaitJoin(deps: ActivityDeps) {
     for (;;) {
       const status = await backend.describeCluster(handle);
       if (status.phase === 'failed' || status.phase === 'gone') {
-        throw permanent(status.failureType ?? ErrorTypes.ClusterLost, `cluster ${handle.name} is ${status.phase} while waiting for workers: ${status.message ?? ''}`);
+        throw permanent(
+          status.failureType ?? ErrorTypes.ClusterLost,
+          `cluster ${handle.name} is ${status.phase} while waiting for workers: ${status.message ?? ''}`,
+        );
       }
-      const beat: JoinHeartbeat = { nodesAlive: status.nodes.filter((n) => n.alive).length, gpusRegistered: status.gpusRegistered };
+      const beat: JoinHeartbeat = {
+        nodesAlive: status.nodes.filter((n) => n.alive).length,
+        gpusRegistered: status.gpusRegistered,
+      };
       if (status.workersAlive !== reported) {
         reported = status.workersAlive;
-        await deps.reportProgress(workflowId, { joinedWorkers: status.workersAlive, gpusRegistered: status.gpusRegistered }).catch(() => undefined);
+        await deps
+          .reportProgress(workflowId, {
+            joinedWorkers: status.workersAlive,
+            gpusRegistered: status.gpusRegistered,
+          })
+          .catch(() => undefined);
       }
-      if (status.phase === 'ready' && status.workersAlive >= wantWorkers && status.gpusRegistered >= wantGpus) {
+      if (
+        status.phase === 'ready' &&
+        status.workersAlive >= wantWorkers &&
+        status.gpusRegistered >= wantGpus
+      ) {
         if (status.headRayVersion !== undefined && status.headRayVersion !== spec.rayVersion) {
           throw permanent(
             ErrorTypes.RayVersionMismatch,
@@ -48,7 +66,12 @@ export function createAwaitJoin(deps: ActivityDeps) {
           );
         }
         Context.current().heartbeat(beat);
-        return { nodes: status.nodes, workersAlive: status.workersAlive, gpusRegistered: status.gpusRegistered, headRayVersion: status.headRayVersion };
+        return {
+          nodes: status.nodes,
+          workersAlive: status.workersAlive,
+          gpusRegistered: status.gpusRegistered,
+          headRayVersion: status.headRayVersion,
+        };
       }
       await heartbeatAndWait(beat, deps.pollIntervalMs);
     }

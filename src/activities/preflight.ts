@@ -15,8 +15,21 @@ async function checkpointSpace(spec: ExperimentSpec): Promise<PreflightCheck[]> 
   const size = spec.storage.checkpointSizeGb;
   const free = await freeBytes(spec.storage.checkpointDir);
   if (size === undefined || free === undefined) return [];
-  const warning = checkpointSpaceWarning(expectedSaves(spec.trainer), size * 1e9, free, spec.storage.checkpointDir);
-  return [{ name: `checkpoint-space:${spec.storage.checkpointDir}`, ok: true, detail: warning ? `warning: ${warning}` : `${(free / 1e9).toFixed(2)} GB free for ${expectedSaves(spec.trainer)} checkpoints of ${size} GB` }];
+  const warning = checkpointSpaceWarning(
+    expectedSaves(spec.trainer),
+    size * 1e9,
+    free,
+    spec.storage.checkpointDir,
+  );
+  return [
+    {
+      name: `checkpoint-space:${spec.storage.checkpointDir}`,
+      ok: true,
+      detail: warning
+        ? `warning: ${warning}`
+        : `${(free / 1e9).toFixed(2)} GB free for ${expectedSaves(spec.trainer)} checkpoints of ${size} GB`,
+    },
+  ];
 }
 
 async function writable(dir: string): Promise<PreflightCheck> {
@@ -27,7 +40,11 @@ async function writable(dir: string): Promise<PreflightCheck> {
     await rm(probe);
     return { name: `writable:${dir}`, ok: true, detail: 'created and removed a probe file' };
   } catch (err) {
-    return { name: `writable:${dir}`, ok: false, detail: `${(err as Error).message}; make the directory writable by the worker or point storage elsewhere` };
+    return {
+      name: `writable:${dir}`,
+      ok: false,
+      detail: `${(err as Error).message}; make the directory writable by the worker or point storage elsewhere`,
+    };
   }
 }
 
@@ -38,19 +55,33 @@ async function writable(dir: string): Promise<PreflightCheck> {
 export function createPreflight(deps: ActivityDeps) {
   return async function preflight(input: { spec: ExperimentSpec }): Promise<{ checks: PreflightCheck[] }> {
     const parsed = ExperimentSpecSchema.safeParse(input.spec);
-    if (!parsed.success) throw permanent(ErrorTypes.InvalidSpec, parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    if (!parsed.success)
+      throw permanent(
+        ErrorTypes.InvalidSpec,
+        parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+      );
     const spec = parsed.data;
     const setup = runSetupIssues(spec);
-    if (setup.length > 0) throw permanent(ErrorTypes.InvalidSpec, setup.map((i) => `${i.field}: ${i.message}`).join('; '));
+    if (setup.length > 0)
+      throw permanent(ErrorTypes.InvalidSpec, setup.map((i) => `${i.field}: ${i.message}`).join('; '));
     const backend = backendOf(deps, spec.backend);
     const storage = [await writable(spec.storage.checkpointDir), await writable(spec.storage.archiveDir)];
     const failedStorage = storage.filter((c) => !c.ok);
     if (failedStorage.length > 0) {
-      throw permanent(ErrorTypes.StorageNotWritable, `storage not writable: ${failedStorage.map((c) => `${c.name} (${c.detail})`).join('; ')}`, { checks: storage });
+      throw permanent(
+        ErrorTypes.StorageNotWritable,
+        `storage not writable: ${failedStorage.map((c) => `${c.name} (${c.detail})`).join('; ')}`,
+        { checks: storage },
+      );
     }
     const checks = [...storage, ...(await checkpointSpace(spec)), ...(await backend.preflight(spec))];
     const failed = checks.filter((c) => !c.ok);
-    if (failed.length > 0) throw permanent(ErrorTypes.PreflightFailed, `preflight failed: ${failed.map((c) => `${c.name}: ${c.detail}`).join('; ')}`, { checks });
+    if (failed.length > 0)
+      throw permanent(
+        ErrorTypes.PreflightFailed,
+        `preflight failed: ${failed.map((c) => `${c.name}: ${c.detail}`).join('; ')}`,
+        { checks },
+      );
     return { checks };
   };
 }

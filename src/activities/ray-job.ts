@@ -3,7 +3,11 @@ import { type RayHeadApi, type RayJobInfo, TERMINAL_JOB_STATES } from '../backen
 import { heartbeatAndWait } from './heartbeat-loop.js';
 
 /** Run `poll`; if the activity is cancelled meanwhile, stop the job before the cancellation propagates. */
-export async function stoppingJobOnCancel<T>(dashboard: RayHeadApi, submissionId: string, poll: () => Promise<T>): Promise<T> {
+export async function stoppingJobOnCancel<T>(
+  dashboard: RayHeadApi,
+  submissionId: string,
+  poll: () => Promise<T>,
+): Promise<T> {
   try {
     return await poll();
   } catch (err) {
@@ -26,7 +30,8 @@ export async function runRayJob(
   return stoppingJobOnCancel(dashboard, submissionId, async () => {
     for (;;) {
       const job = await dashboard.job(submissionId);
-      if (job && TERMINAL_JOB_STATES.has(job.status)) return { job, logs: await dashboard.jobLogs(submissionId) };
+      if (job && TERMINAL_JOB_STATES.has(job.status))
+        return { job, logs: await dashboard.jobLogs(submissionId) };
       await heartbeatAndWait({ submissionId, status: job?.status ?? 'UNKNOWN' }, options.pollIntervalMs);
     }
   });

@@ -4,14 +4,25 @@ import type { ReaperEntry, ReaperInput, ReaperReport } from '../domain/reaper.js
 import type { ActivityDeps } from './deps.js';
 
 /** What to do with one listed cluster: never touch one whose owner runs; keep anything within grace. */
-async function decide(deps: ActivityDeps, c: OwnedCluster, graceMs: number, now: number): Promise<Omit<ReaperEntry, 'backend' | 'cluster'>> {
-  if (!c.owner) return { action: 'reported', reason: `no readable owner labels (${c.problem ?? 'missing'}); left for a person` };
+async function decide(
+  deps: ActivityDeps,
+  c: OwnedCluster,
+  graceMs: number,
+  now: number,
+): Promise<Omit<ReaperEntry, 'backend' | 'cluster'>> {
+  if (!c.owner)
+    return {
+      action: 'reported',
+      reason: `no readable owner labels (${c.problem ?? 'missing'}); left for a person`,
+    };
   const ownerWorkflowId = c.owner.workflowId;
   const owner = await deps.workflowStatus(ownerWorkflowId);
-  if (owner?.status === 'RUNNING') return { ownerWorkflowId, action: 'kept', reason: 'owner workflow is running' };
+  if (owner?.status === 'RUNNING')
+    return { ownerWorkflowId, action: 'kept', reason: 'owner workflow is running' };
   const since = owner ? Date.parse(owner.closeTime ?? '') : Date.parse(c.createdAt ?? '');
   const why = owner ? `owner workflow is ${owner.status.toLowerCase()}` : 'owner workflow does not exist';
-  if (Number.isFinite(since) && now - since < graceMs) return { ownerWorkflowId, action: 'kept', reason: `${why}, within the ${graceMs / 1000} s grace period` };
+  if (Number.isFinite(since) && now - since < graceMs)
+    return { ownerWorkflowId, action: 'kept', reason: `${why}, within the ${graceMs / 1000} s grace period` };
   return { ownerWorkflowId, action: 'deleted', reason: why };
 }
 
@@ -30,7 +41,8 @@ export function createReapClusters(deps: ActivityDeps) {
         const decision = await decide(deps, cluster, input.graceSeconds * 1000, Date.now());
         const entry: ReaperEntry = { backend: backend.kind, cluster: cluster.handle.name, ...decision };
         if (entry.action === 'deleted') await backend.deleteCluster(cluster.handle);
-        if (entry.action !== 'kept') log.warn(`reaper: ${entry.action} ${entry.backend}/${entry.cluster}: ${entry.reason}`);
+        if (entry.action !== 'kept')
+          log.warn(`reaper: ${entry.action} ${entry.backend}/${entry.cluster}: ${entry.reason}`);
         entries.push(entry);
       }
     }

@@ -5,7 +5,15 @@ import type { ActivityDeps } from './deps.js';
 
 /** Stage 3. Create the cluster named from the workflow id and attempt; a retry finds the same one. */
 export function createSubmitCluster(deps: ActivityDeps) {
-  return async function submitCluster(input: { spec: ExperimentSpec; name: string; owner: ClusterOwner }): Promise<ClusterHandle> {
-    return backendOf(deps, input.spec.backend).createCluster({ name: input.name, spec: input.spec, owner: input.owner });
+  return async function submitCluster(input: {
+    spec: ExperimentSpec;
+    name: string;
+    owner: ClusterOwner;
+  }): Promise<ClusterHandle> {
+    return backendOf(deps, input.spec.backend).createCluster({
+      name: input.name,
+      spec: input.spec,
+      owner: input.owner,
+    });
   };
 }

@@ -12,13 +12,23 @@ import { writeOnce } from './write-once.js';
  * retry with the same content succeeds. Quick profile: local file writes only.
  */
 export function createArchiveSweep() {
-  return async function archiveSweep(input: { manifest: SweepManifest; archiveDir: string }): Promise<{ manifestPath: string; csvPath: string; sha256: string }> {
+  return async function archiveSweep(input: {
+    manifest: SweepManifest;
+    archiveDir: string;
+  }): Promise<{ manifestPath: string; csvPath: string; sha256: string }> {
     const manifest = SweepManifestSchema.parse(input.manifest);
     const paths = sweepManifestPaths(input.archiveDir, manifest.sweep, manifest.temporal.workflowId);
     const written = await writeOnce(paths.manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
     const csv = await writeOnce(paths.csvPath, sweepCsv(manifest.children));
-    for (const [path, w] of [[paths.manifestPath, written], [paths.csvPath, csv]] as const) {
-      if (w.existing) throw permanent(ErrorTypes.ManifestExists, `a different file already exists at ${path}; it is kept (sha256 ${w.existing})`);
+    for (const [path, w] of [
+      [paths.manifestPath, written],
+      [paths.csvPath, csv],
+    ] as const) {
+      if (w.existing)
+        throw permanent(
+          ErrorTypes.ManifestExists,
+          `a different file already exists at ${path}; it is kept (sha256 ${w.existing})`,
+        );
     }
     return { ...paths, sha256: written.sha256 };
   };

@@ -40,7 +40,8 @@ export function summarizeTrainLog(logs: string): TrainLogSummary {
       lastMetrics = parsed.metrics;
     }
     // RAGEN logs the rule that fired as 1.0 (contract §1.6); a 0 would mean it did not fire.
-    for (const [key, value] of Object.entries(parsed.metrics)) if (key.startsWith('early_stopped/') && value > 0) earlyStopped.add(key);
+    for (const [key, value] of Object.entries(parsed.metrics))
+      if (key.startsWith('early_stopped/') && value > 0) earlyStopped.add(key);
   }
   return { lastStep, lastMetrics, earlyStopped: [...earlyStopped] };
 }

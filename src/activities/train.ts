@@ -47,15 +47,24 @@ export async function freeBytes(dir: string): Promise<number | undefined> {
 }
 
 /** After the run's first checkpoint: warn (worker log) when the rest will not fit, measured from it. */
-async function warnIfCheckpointsWillNotFit(spec: ExperimentSpec, checkpointDir: string, step: number): Promise<void> {
+async function warnIfCheckpointsWillNotFit(
+  spec: ExperimentSpec,
+  checkpointDir: string,
+  step: number,
+): Promise<void> {
   let bytes = 0;
-  for (const file of await filesUnder(checkpointPath(checkpointDir, step)).catch(() => [])) bytes += (await stat(file).catch(() => ({ size: 0 }))).size;
+  for (const file of await filesUnder(checkpointPath(checkpointDir, step)).catch(() => []))
+    bytes += (await stat(file).catch(() => ({ size: 0 }))).size;
   const free = await freeBytes(checkpointDir);
-  const warning = bytes > 0 && free !== undefined ? checkpointSpaceWarning(expectedSaves(spec.trainer, step), bytes, free, checkpointDir) : undefined;
+  const warning =
+    bytes > 0 && free !== undefined
+      ? checkpointSpaceWarning(expectedSaves(spec.trainer, step), bytes, free, checkpointDir)
+      : undefined;
   if (warning) Context.current().log.warn(`checkpoint ${step} is ${formatGb(bytes)}: ${warning}`);
 }
 
-export const formatGb = (bytes: number | undefined) => (bytes === undefined ? 'unknown' : `${(bytes / 1e9).toFixed(2)} GB`);
+export const formatGb = (bytes: number | undefined) =>
+  bytes === undefined ? 'unknown' : `${(bytes / 1e9).toFixed(2)} GB`;
 
 /**
  * Stage 5. Run the trainer as a Ray job and poll it: progress from its console lines (verl's
@@ -77,7 +86,13 @@ export function createTrain(deps: ActivityDeps) {
     const id = submissionId(handle.name, 'train');
     const before = previousDetails<TrainHeartbeat>();
     const now = Date.now();
-    const beat: TrainHeartbeat = before ?? { step: 0, lastCheckpointStep: 0, submissionId: id, lastProgressAt: now, submittedAt: now };
+    const beat: TrainHeartbeat = before ?? {
+      step: 0,
+      lastCheckpointStep: 0,
+      submissionId: id,
+      lastProgressAt: now,
+      submittedAt: now,
+    };
     /** Step of the checkpoint resumed from: its validation line (step:N) is not a training step. */
     const startStep = input.resume.mode === 'resume_path' ? stepOfCheckpointPath(input.resume.path) : 0;
     const workflowId = workflowIdOfActivity();
@@ -103,11 +118,19 @@ export function createTrain(deps: ActivityDeps) {
           // say so and stop, rather than retry against a cluster that will not come back.
           const status = await backend.describeCluster(handle);
           if (status.phase === 'gone' || status.phase === 'failed') {
-            throw permanent(ErrorTypes.ClusterLost, `cluster ${handle.name} is ${status.phase} during training (at step ${beat.step}, last checkpoint ${beat.lastCheckpointStep}): ${status.message ?? ''}`, beat);
+            throw permanent(
+              ErrorTypes.ClusterLost,
+              `cluster ${handle.name} is ${status.phase} during training (at step ${beat.step}, last checkpoint ${beat.lastCheckpointStep}): ${status.message ?? ''}`,
+              beat,
+            );
           }
           throw err;
         });
-        if (!job) throw permanent(ErrorTypes.ClusterLost, `training job ${id} no longer exists on ${handle.name}: the cluster was replaced or lost`);
+        if (!job)
+          throw permanent(
+            ErrorTypes.ClusterLost,
+            `training job ${id} no longer exists on ${handle.name}: the cluster was replaced or lost`,
+          );
         const summary = summarizeTrainLog(logs);
         const checkpoint = (await readTracker(checkpointDir)) ?? beat.lastCheckpointStep;
         if (summary.lastStep > beat.step || checkpoint > beat.lastCheckpointStep) {
@@ -123,46 +146,89 @@ export function createTrain(deps: ActivityDeps) {
           // so a week-long run keeps a small history.
           if (newCheckpoint || beat.lastProgressAt - lastReportAt >= PROGRESS_REPORT_INTERVAL_MS) {
             lastReportAt = beat.lastProgressAt;
-            await deps.reportProgress(workflowId, { step: beat.step, lastCheckpointStep: beat.lastCheckpointStep }).catch(() => undefined);
+            await deps
+              .reportProgress(workflowId, { step: beat.step, lastCheckpointStep: beat.lastCheckpointStep })
+              .catch(() => undefined);
           }
         }
         if (job.status === 'SUCCEEDED') {
           Context.current().heartbeat(beat);
-          const result = { finalStep: summary.lastStep, lastCheckpointStep: checkpoint, lastMetrics: summary.lastMetrics, entrypoint: argv };
+          const result = {
+            finalStep: summary.lastStep,
+            lastCheckpointStep: checkpoint,
+            lastMetrics: summary.lastMetrics,
+            entrypoint: argv,
+          };
           if (summary.earlyStopped.length > 0) {
-            return { ...result, earlyStopped: { step: summary.lastStep, reasons: summary.earlyStopped.map((k) => k.slice('early_stopped/'.length)) } };
+            return {
+              ...result,
+              earlyStopped: {
+                step: summary.lastStep,
+                reasons: summary.earlyStopped.map((k) => k.slice('early_stopped/'.length)),
+              },
+            };
           }
           if (summary.lastStep < total || checkpoint < total) {
-            throw permanent(ErrorTypes.TrainingIncomplete, `trainer exited 0 at step ${summary.lastStep}/${total} (last checkpoint ${checkpoint}) without an early_stopped/* metric`);
+            throw permanent(
+              ErrorTypes.TrainingIncomplete,
+              `trainer exited 0 at step ${summary.lastStep}/${total} (last checkpoint ${checkpoint}) without an early_stopped/* metric`,
+            );
           }
           return result;
         }
         if (job.status === 'FAILED') {
           const failure = classifyJobFailure(job.driverExitCode, logs);
-          const disk = failure.type === ErrorTypes.CheckpointDiskFull ? `; ${formatGb(await freeBytes(checkpointDir))} free on ${checkpointDir} now` : '';
-          throw permanent(failure.type, `training job ${id} failed at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${failure.reason}${disk}. ${job.message}\n${logTail(logs)}`, beat);
+          const disk =
+            failure.type === ErrorTypes.CheckpointDiskFull
+              ? `; ${formatGb(await freeBytes(checkpointDir))} free on ${checkpointDir} now`
+              : '';
+          throw permanent(
+            failure.type,
+            `training job ${id} failed at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${failure.reason}${disk}. ${job.message}\n${logTail(logs)}`,
+            beat,
+          );
         }
         if (job.status === 'STOPPED') {
-          throw permanent(ErrorTypes.TrainingFailed, `training job ${id} was STOPPED at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${job.message}\n${logTail(logs)}`, beat);
+          throw permanent(
+            ErrorTypes.TrainingFailed,
+            `training job ${id} was STOPPED at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${job.message}\n${logTail(logs)}`,
+            beat,
+          );
         }
         const status = await backend.describeCluster(handle);
         if (status.phase === 'ready' && status.workersAlive < wantWorkers) {
           await dashboard.stopJob(id);
-          throw permanent(ErrorTypes.ClusterLost, `a worker node of ${handle.name} was lost during training (${status.workersAlive}/${wantWorkers} alive) at step ${beat.step}`, beat);
+          throw permanent(
+            ErrorTypes.ClusterLost,
+            `a worker node of ${handle.name} was lost during training (${status.workersAlive}/${wantWorkers} alive) at step ${beat.step}`,
+            beat,
+          );
         }
         // queued: Kueue took the cluster back (preemption); its pods are gone.
         if (status.phase === 'gone' || status.phase === 'failed' || status.phase === 'queued') {
-          throw permanent(ErrorTypes.ClusterLost, `cluster ${handle.name} is ${status.phase} during training: ${status.message ?? ''}`, beat);
+          throw permanent(
+            ErrorTypes.ClusterLost,
+            `cluster ${handle.name} is ${status.phase} during training: ${status.message ?? ''}`,
+            beat,
+          );
         }
         const trained = beat.step > startStep;
         const firstStepSeconds = (spec.deadlines.firstStepSeconds as number | undefined) ?? 3600; // absent in specs recorded before it existed
         if (!trained && Date.now() - (beat.submittedAt ?? beat.lastProgressAt) > firstStepSeconds * 1000) {
           await dashboard.stopJob(id);
-          throw permanent(ErrorTypes.NoProgress, `no training step within deadlines.firstStepSeconds=${firstStepSeconds} s of the submission (model download, worker setup, initial validation); the job was stopped`, beat);
+          throw permanent(
+            ErrorTypes.NoProgress,
+            `no training step within deadlines.firstStepSeconds=${firstStepSeconds} s of the submission (model download, worker setup, initial validation); the job was stopped`,
+            beat,
+          );
         }
         if (trained && Date.now() - beat.lastProgressAt > spec.deadlines.noProgressSeconds * 1000) {
           await dashboard.stopJob(id);
-          throw permanent(ErrorTypes.NoProgress, `no new step or checkpoint for deadlines.noProgressSeconds=${spec.deadlines.noProgressSeconds} s (stuck at step ${beat.step}); the job was stopped`, beat);
+          throw permanent(
+            ErrorTypes.NoProgress,
+            `no new step or checkpoint for deadlines.noProgressSeconds=${spec.deadlines.noProgressSeconds} s (stuck at step ${beat.step}); the job was stopped`,
+            beat,
+          );
         }
         await heartbeatAndWait(beat, deps.pollIntervalMs);
       }

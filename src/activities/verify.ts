@@ -34,7 +34,11 @@ export function createVerify(deps: ActivityDeps) {
         `Ray version mismatch: the spec declares rayVersion ${spec.rayVersion}, but the ${spec.backend} backend runs Ray ${planned}; set rayVersion: ${planned} or install Ray ${spec.rayVersion} (requirements.txt)`,
       );
     }
-    if (!spec.image) return { image: { verified: false, note: 'no image: the local backend runs the project venv' }, plannedRayVersion: planned };
+    if (!spec.image)
+      return {
+        image: { verified: false, note: 'no image: the local backend runs the project venv' },
+        plannedRayVersion: planned,
+      };
     const loc = locateImage(parseImageRef(spec.image));
     const found = await registry.inspect(loc);
     const stated = imageRayVersion(found.config);
@@ -58,7 +62,8 @@ export function createVerify(deps: ActivityDeps) {
         rayVersionSource: stated.source,
         code: imageCode(found.config),
         verified: true,
-        note: spec.backend === 'local' ? `${note}; the local backend runs the project venv, not the image` : note,
+        note:
+          spec.backend === 'local' ? `${note}; the local backend runs the project venv, not the image` : note,
       },
       plannedRayVersion: planned,
     };

@@ -15,7 +15,9 @@ export async function writeOnce(path: string, text: string): Promise<{ sha256: s
     await link(tmp, path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    const existing = createHash('sha256').update(await readFile(path)).digest('hex');
+    const existing = createHash('sha256')
+      .update(await readFile(path))
+      .digest('hex');
     if (existing !== sha256) return { sha256, existing };
   } finally {
     await unlink(tmp).catch(() => undefined);
@@ -26,7 +28,9 @@ export async function writeOnce(path: string, text: string): Promise<{ sha256: s
 
 export async function sha256OfFile(path: string): Promise<string | undefined> {
   try {
-    return createHash('sha256').update(await readFile(path)).digest('hex');
+    return createHash('sha256')
+      .update(await readFile(path))
+      .digest('hex');
   } catch {
     return undefined;
   }

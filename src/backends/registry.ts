@@ -5,9 +5,18 @@ import { KubeRayBackend } from './kuberay/kuberay-backend.js';
 import { LocalBackend } from './local/local-backend.js';
 
 /** The backends a worker serves: local always; kuberay when a Kubernetes cluster is configured. */
-export function createBackends(config: OrchestratorConfig, logger?: BackendLogger): Partial<Record<'local' | 'kuberay', ComputeBackend>> {
+export function createBackends(
+  config: OrchestratorConfig,
+  logger?: BackendLogger,
+): Partial<Record<'local' | 'kuberay', ComputeBackend>> {
   return {
-    local: new LocalBackend({ runRoot: config.RAGEN_RUN_ROOT, rayBin: config.rayBin, python: config.python, nodeIp: config.RAGEN_NODE_IP, logger }),
+    local: new LocalBackend({
+      runRoot: config.RAGEN_RUN_ROOT,
+      rayBin: config.rayBin,
+      python: config.python,
+      nodeIp: config.RAGEN_NODE_IP,
+      logger,
+    }),
     ...(config.kuberayEnabled
       ? {
           kuberay: new KubeRayBackend({

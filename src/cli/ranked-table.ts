@@ -4,8 +4,20 @@ import type { SweepRow } from '../domain/sweep.js';
 export function rankedTable(rows: SweepRow[]): string {
   const paramKeys = [...new Set(rows.flatMap((r) => Object.keys(r.params)))];
   const header = ['rank', 'success', 'outcome', ...paramKeys, 'workflow id'];
-  const body = rows.map((r) => [r.rank ?? '-', r.successRate ?? '-', r.outcome, ...paramKeys.map((k) => r.params[k] ?? ''), r.workflowId].map(String));
+  const body = rows.map((r) =>
+    [
+      r.rank ?? '-',
+      r.successRate ?? '-',
+      r.outcome,
+      ...paramKeys.map((k) => r.params[k] ?? ''),
+      r.workflowId,
+    ].map(String),
+  );
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
-  const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const fmt = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   return [fmt(header), ...body.map(fmt)].join('\n');
 }

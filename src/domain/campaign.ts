@@ -119,7 +119,12 @@ export const CampaignManifestSchema = z.strictObject({
   schemaVersion: z.literal(1),
   campaign: z.string(),
   experiment: z.string(),
-  temporal: z.strictObject({ workflowId: z.string(), runId: z.string(), namespace: z.string(), taskQueue: z.string() }),
+  temporal: z.strictObject({
+    workflowId: z.string(),
+    runId: z.string(),
+    namespace: z.string(),
+    taskQueue: z.string(),
+  }),
   budgets: CampaignBudgetsSchema,
   provenance: ResolvedProvenanceSchema,
   checkpointDir: z.string(),
@@ -134,7 +139,10 @@ export const CampaignManifestSchema = z.strictObject({
   writtenAt: z.string(),
 });
 export type CampaignManifest = z.infer<typeof CampaignManifestSchema>;
-export type CampaignManifestDraft = Omit<CampaignManifest, 'schemaVersion' | 'checkpoints' | 'untrusted' | 'attempts'> & { attempts: AttemptRecord[]; ledgerPath: string };
+export type CampaignManifestDraft = Omit<
+  CampaignManifest,
+  'schemaVersion' | 'checkpoints' | 'untrusted' | 'attempts'
+> & { attempts: AttemptRecord[]; ledgerPath: string };
 
 /** Step of a `…/global_step_N` path (pure; used by workflows). */
 export function stepOfCheckpointPath(path: string | undefined): number {

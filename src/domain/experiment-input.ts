@@ -27,7 +27,10 @@ export const EarlyStopSchema = z.strictObject({ step: z.number(), reasons: z.arr
 
 export const ExperimentResultSchema = z.strictObject({
   outcome: ExperimentOutcomeSchema,
-  training: OutcomeSchema.extend({ finalStep: z.number().optional(), earlyStopped: EarlyStopSchema.optional() }),
+  training: OutcomeSchema.extend({
+    finalStep: z.number().optional(),
+    earlyStopped: EarlyStopSchema.optional(),
+  }),
   validation: OutcomeSchema.extend({ successRate: z.number().optional() }),
   archive: OutcomeSchema.extend({ manifestPath: z.string().optional() }),
   teardown: OutcomeSchema,

@@ -28,7 +28,17 @@ export const ClusterShapeSchema = z.strictObject({
 });
 
 /** Metric backends verl 0.6 knows (contract §1.5); `file` writes JSONL to $VERL_FILE_LOGGER_PATH. */
-export const VERL_LOGGERS = ['console', 'file', 'wandb', 'mlflow', 'swanlab', 'vemlp_wandb', 'tensorboard', 'clearml', 'trackio'] as const;
+export const VERL_LOGGERS = [
+  'console',
+  'file',
+  'wandb',
+  'mlflow',
+  'swanlab',
+  'vemlp_wandb',
+  'tensorboard',
+  'clearml',
+  'trackio',
+] as const;
 
 /** RAGEN/verl trainer settings the orchestrator owns; anything else goes through `overrides`. */
 export const TrainerSchema = z.strictObject({
@@ -49,7 +59,12 @@ export const TrainerSchema = z.strictObject({
   testFreq: z.number().int().min(0).default(0),
   seedTrain: z.number().int().min(0).default(10000),
   /** Extra `key=value` overrides passed verbatim as separate arguments (never through a shell). */
-  overrides: z.record(z.string().regex(/^\+?[A-Za-z_][\w.@-]*$/, 'an override key like algorithm.lr'), z.union([z.string(), z.number(), z.boolean()])).default({}),
+  overrides: z
+    .record(
+      z.string().regex(/^\+?[A-Za-z_][\w.@-]*$/, 'an override key like algorithm.lr'),
+      z.union([z.string(), z.number(), z.boolean()]),
+    )
+    .default({}),
 });
 
 export const StorageSchema = z.strictObject({
@@ -73,7 +88,10 @@ export const ValidationSchema = z.strictObject({
    */
   runner: z.enum(['payload', 'trainer']).optional(),
   /** The RAGEN env tag validated (es_manager.val.env_configs.tags); its metrics are val-env/<tag>/…. */
-  envTag: z.string().regex(/^[A-Za-z][\w-]*$/, 'an env tag from RAGEN\'s envs.yaml such as CoordSokoban').default('CoordSokoban'),
+  envTag: z
+    .string()
+    .regex(/^[A-Za-z][\w-]*$/, "an env tag from RAGEN's envs.yaml such as CoordSokoban")
+    .default('CoordSokoban'),
 });
 
 export const ProvenanceSchema = z.strictObject({
@@ -103,11 +121,17 @@ export const JoinSchema = z.strictObject({
   minBusBandwidthGbps: z.number().min(0).default(0),
 });
 
-const isUnder = (path: string, root: string) => path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
+const isUnder = (path: string, root: string) =>
+  path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
 
 export const ExperimentSpecSchema = z
   .strictObject({
-    name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/, 'use 1-40 lowercase letters, digits and - (it names clusters)'),
+    name: z
+      .string()
+      .regex(
+        /^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/,
+        'use 1-40 lowercase letters, digits and - (it names clusters)',
+      ),
     backend: z.enum(['local', 'kuberay']).default('local'),
     image: ImageRefSchema.optional(),
     rayVersion: z.string().regex(/^\d+\.\d+\.\d+$/, 'an exact Ray version such as 2.60.0'),
@@ -116,30 +140,54 @@ export const ExperimentSpecSchema = z
     storage: StorageSchema,
     validation: ValidationSchema.default({ episodes: 128, seed: 123, envTag: 'CoordSokoban' }),
     provenance: ProvenanceSchema.default({}),
-    deadlines: DeadlinesSchema.default({ runSeconds: 6 * 3600, noProgressSeconds: 300, firstStepSeconds: 3600 }),
+    deadlines: DeadlinesSchema.default({
+      runSeconds: 6 * 3600,
+      noProgressSeconds: 300,
+      firstStepSeconds: 3600,
+    }),
     join: JoinSchema.default({ maxResubmits: 2, allReduceSizeMb: 4, minBusBandwidthGbps: 0 }),
     kuberay: KubeRaySchema.optional(),
   })
   .superRefine((spec, ctx) => {
     for (const issue of shapeIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
     if (spec.backend === 'kuberay' && !spec.image) {
-      ctx.addIssue({ code: 'custom', path: ['image'], message: 'the kuberay backend needs an image pinned by digest (registry/repo@sha256:…)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['image'],
+        message: 'the kuberay backend needs an image pinned by digest (registry/repo@sha256:…)',
+      });
     }
     if (spec.backend === 'kuberay') {
       if (!spec.kuberay) {
-        ctx.addIssue({ code: 'custom', path: ['kuberay'], message: 'the kuberay backend needs kuberay.storage.pvc and kuberay.storage.mountPath (the shared volume every Ray pod mounts)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['kuberay'],
+          message:
+            'the kuberay backend needs kuberay.storage.pvc and kuberay.storage.mountPath (the shared volume every Ray pod mounts)',
+        });
       } else {
         const { mountPath, pvc } = spec.kuberay.storage;
         for (const key of ['checkpointDir', 'archiveDir'] as const) {
           if (!isUnder(spec.storage[key], mountPath)) {
-            ctx.addIssue({ code: 'custom', path: ['storage', key], message: `must be under kuberay.storage.mountPath (${mountPath}): only that volume (PVC ${pvc}) is shared by the Ray pods` });
+            ctx.addIssue({
+              code: 'custom',
+              path: ['storage', key],
+              message: `must be under kuberay.storage.mountPath (${mountPath}): only that volume (PVC ${pvc}) is shared by the Ray pods`,
+            });
           }
         }
-        for (const issue of kuberayIssues(spec.kuberay, spec.cluster)) ctx.addIssue({ code: 'custom', ...issue });
+        for (const issue of kuberayIssues(spec.kuberay, spec.cluster))
+          ctx.addIssue({ code: 'custom', ...issue });
       }
     }
   })
-  .transform((spec) => ({ ...spec, deadlines: { ...spec.deadlines, joinSeconds: spec.deadlines.joinSeconds ?? JOIN_SECONDS_DEFAULT[spec.backend] } }));
+  .transform((spec) => ({
+    ...spec,
+    deadlines: {
+      ...spec.deadlines,
+      joinSeconds: spec.deadlines.joinSeconds ?? JOIN_SECONDS_DEFAULT[spec.backend],
+    },
+  }));
 
 export type ExperimentSpec = z.infer<typeof ExperimentSpecSchema>;
 
@@ -170,7 +218,9 @@ export function workerNodes(spec: Pick<ExperimentSpec, 'cluster'>): number {
  * verl places one STRICT_PACK placement group of n_gpus_per_node GPUs per trainer node: the total
  * must match, and so must the per-node shape, or the trainer hangs waiting for placement groups.
  */
-export function shapeIssues(spec: Pick<ExperimentSpec, 'cluster' | 'trainer'>): { path: (string | number)[]; message: string }[] {
+export function shapeIssues(
+  spec: Pick<ExperimentSpec, 'cluster' | 'trainer'>,
+): { path: (string | number)[]; message: string }[] {
   const { nnodes, nGpusPerNode } = spec.trainer;
   const gpus = workerGpus(spec);
   if (nnodes * nGpusPerNode !== gpus) {

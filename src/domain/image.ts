@@ -1,7 +1,8 @@
 import { z } from 'zod';
 
 /** `registry/repo@sha256:<64 hex>`, optionally `repo:tag@sha256:…` (the tag is kept only as a record). */
-export const IMAGE_DIGEST_PATTERN = /^(?<repository>[a-z0-9][a-z0-9._\-/:]*?)(?::(?<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?@(?<digest>sha256:[a-f0-9]{64})$/;
+export const IMAGE_DIGEST_PATTERN =
+  /^(?<repository>[a-z0-9][a-z0-9._\-/:]*?)(?::(?<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?@(?<digest>sha256:[a-f0-9]{64})$/;
 
 export const ImageRefSchema = z.string().superRefine((value, ctx) => {
   if (IMAGE_DIGEST_PATTERN.test(value)) return;
@@ -34,7 +35,13 @@ export const ImageVerificationSchema = z.strictObject({
   rayVersionSource: z.enum(['label', 'env', 'none']).optional(),
   /** The code the image trains with, from its labels (src/registry/code-labels.ts), and its WORKDIR. */
   code: z
-    .strictObject({ revision: z.string().optional(), source: z.string().optional(), ragenCommit: z.string().optional(), verlCommit: z.string().optional(), workingDir: z.string().optional() })
+    .strictObject({
+      revision: z.string().optional(),
+      source: z.string().optional(),
+      ragenCommit: z.string().optional(),
+      verlCommit: z.string().optional(),
+      workingDir: z.string().optional(),
+    })
     .optional(),
   verified: z.boolean(),
   note: z.string(),

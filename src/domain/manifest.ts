@@ -5,35 +5,69 @@ import { ExperimentSpecSchema } from './experiment.js';
 import { EarlyStopSchema, ExperimentOutcomeSchema } from './experiment-input.js';
 import { ImageVerificationSchema } from './image.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
-import { AllReduceResultSchema, CheckpointRecordSchema, PreflightCheckSchema, OutcomeSchema, StageRecordSchema, ValidationResultSchema } from './results.js';
+import {
+  AllReduceResultSchema,
+  CheckpointRecordSchema,
+  PreflightCheckSchema,
+  OutcomeSchema,
+  StageRecordSchema,
+  ValidationResultSchema,
+} from './results.js';
 
 /** Everything needed to reproduce a run (design.md, "The manifest"). Written once, never overwritten. */
 export const ManifestSchema = z.strictObject({
   schemaVersion: z.literal(1),
   experiment: z.string(),
-  temporal: z.strictObject({ workflowId: z.string(), runId: z.string(), namespace: z.string(), taskQueue: z.string() }),
+  temporal: z.strictObject({
+    workflowId: z.string(),
+    runId: z.string(),
+    namespace: z.string(),
+    taskQueue: z.string(),
+  }),
   provenance: ResolvedProvenanceSchema,
   /** Which code trained (from the image's labels) and which orchestrator ran it; absent in manifests of older runs. */
   commits: CodeCommitsSchema.optional(),
   image: ImageVerificationSchema,
-  rayVersion: z.strictObject({ declared: z.string(), planned: z.string().optional(), observedOnHead: z.string().optional() }),
-  environment: z.strictObject({ envTag: z.string(), overrides: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])) }),
+  rayVersion: z.strictObject({
+    declared: z.string(),
+    planned: z.string().optional(),
+    observedOnHead: z.string().optional(),
+  }),
+  environment: z.strictObject({
+    envTag: z.string(),
+    overrides: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+  }),
   seeds: z.strictObject({ train: z.number(), val: z.number() }),
   resolvedSpec: ExperimentSpecSchema,
   entrypoint: z.array(z.string()),
   cluster: z.strictObject({
     backend: z.enum(['local', 'kuberay']),
     handle: ClusterHandleSchema.optional(),
-    shape: z.strictObject({ headCpus: z.number(), workerGroups: z.array(z.strictObject({ name: z.string(), replicas: z.number(), gpusPerWorker: z.number() })) }),
+    shape: z.strictObject({
+      headCpus: z.number(),
+      workerGroups: z.array(
+        z.strictObject({ name: z.string(), replicas: z.number(), gpusPerWorker: z.number() }),
+      ),
+    }),
     nodes: z.array(RayNodeSchema),
     submits: z.number(),
   }),
-  preflight: z.strictObject({ checks: z.array(PreflightCheckSchema), allReduce: AllReduceResultSchema.optional() }),
+  preflight: z.strictObject({
+    checks: z.array(PreflightCheckSchema),
+    allReduce: AllReduceResultSchema.optional(),
+  }),
   resumedFrom: z.string().optional(),
   checkpointDir: z.string(),
   checkpoints: z.array(CheckpointRecordSchema),
-  training: OutcomeSchema.extend({ finalStep: z.number().optional(), totalTrainingSteps: z.number(), earlyStopped: EarlyStopSchema.optional() }),
-  validation: OutcomeSchema.extend({ result: ValidationResultSchema.omit({ records: true }).passthrough().optional(), resultsPath: z.string().optional() }),
+  training: OutcomeSchema.extend({
+    finalStep: z.number().optional(),
+    totalTrainingSteps: z.number(),
+    earlyStopped: EarlyStopSchema.optional(),
+  }),
+  validation: OutcomeSchema.extend({
+    result: ValidationResultSchema.omit({ records: true }).passthrough().optional(),
+    resultsPath: z.string().optional(),
+  }),
   stages: z.array(StageRecordSchema),
   outcome: ExperimentOutcomeSchema,
   writtenAt: z.string(),

@@ -13,11 +13,19 @@ export function shortHash(text: string): string {
 /** DNS-1123 label, at most 63 characters: `<name>-<hash of workflow id>-a<attempt>`. */
 export function clusterName(experimentName: string, workflowId: string, attempt: number): string {
   const suffix = `-${shortHash(workflowId)}-a${attempt}`;
-  const base = experimentName.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 63 - suffix.length).replace(/-+$/, '');
+  const base = experimentName
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .slice(0, 63 - suffix.length)
+    .replace(/-+$/, '');
   return `${base || 'rx'}${suffix}`;
 }
 
 /** Ray Jobs submission id: a retried submit of the same stage reuses it, so no second job starts. */
-export function submissionId(clusterName: string, stage: 'allreduce' | 'storage' | 'train' | 'validate', attempt = 0): string {
+export function submissionId(
+  clusterName: string,
+  stage: 'allreduce' | 'storage' | 'train' | 'validate',
+  attempt = 0,
+): string {
   return `${clusterName}-${stage}-${attempt}`;
 }

@@ -15,7 +15,11 @@ export const ReaperEntrySchema = z.strictObject({
 });
 export type ReaperEntry = z.infer<typeof ReaperEntrySchema>;
 
-export const ReaperReportSchema = z.strictObject({ startedAt: z.string(), durationMs: z.number(), entries: z.array(ReaperEntrySchema) });
+export const ReaperReportSchema = z.strictObject({
+  startedAt: z.string(),
+  durationMs: z.number(),
+  entries: z.array(ReaperEntrySchema),
+});
 export type ReaperReport = z.infer<typeof ReaperReportSchema>;
 
 export const REAPER_SCHEDULE_ID = 'ragen-reaper';

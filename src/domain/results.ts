@@ -1,38 +1,58 @@
 import { z } from 'zod';
 
-export const ValidationResultSchema = z.object({
-  /** Which runner validated: the payload's (`ragen_toy.validate`) or the trainer itself (`trainer.val_only=True`). */
-  runner: z.enum(['payload', 'trainer']).optional(),
-  env_tag: z.string().optional(),
-  checkpoint: z.string(),
-  step: z.number(),
-  episodes: z.number(),
-  seed: z.number(),
-  /** The validation environments' seeds, seed .. seed + episodes - 1. */
-  seeds: z.object({ first: z.number(), last: z.number() }).optional(),
-  success_rate: z.number(),
-  /** `val-env/<tag>/pass@k` by k, where the trainer printed it. */
-  pass_at_k: z.record(z.string(), z.number()).optional(),
-  mean_reward: z.number().optional(),
-  mean_actions: z.number().optional(),
-  /** Per-episode records: the payload's runner writes them; the trainer prints only aggregates. */
-  records: z.array(z.object({ seed: z.number(), success: z.union([z.boolean(), z.number()]), reward: z.number(), actions: z.number() }).passthrough()).optional(),
-}).passthrough();
+export const ValidationResultSchema = z
+  .object({
+    /** Which runner validated: the payload's (`ragen_toy.validate`) or the trainer itself (`trainer.val_only=True`). */
+    runner: z.enum(['payload', 'trainer']).optional(),
+    env_tag: z.string().optional(),
+    checkpoint: z.string(),
+    step: z.number(),
+    episodes: z.number(),
+    seed: z.number(),
+    /** The validation environments' seeds, seed .. seed + episodes - 1. */
+    seeds: z.object({ first: z.number(), last: z.number() }).optional(),
+    success_rate: z.number(),
+    /** `val-env/<tag>/pass@k` by k, where the trainer printed it. */
+    pass_at_k: z.record(z.string(), z.number()).optional(),
+    mean_reward: z.number().optional(),
+    mean_actions: z.number().optional(),
+    /** Per-episode records: the payload's runner writes them; the trainer prints only aggregates. */
+    records: z
+      .array(
+        z
+          .object({
+            seed: z.number(),
+            success: z.union([z.boolean(), z.number()]),
+            reward: z.number(),
+            actions: z.number(),
+          })
+          .passthrough(),
+      )
+      .optional(),
+  })
+  .passthrough();
 export type ValidationResult = z.infer<typeof ValidationResultSchema>;
 
-export const AllReduceResultSchema = z.object({
-  ok: z.boolean(),
-  path: z.string(),
-  world_size: z.number(),
-  bytes: z.number().optional(),
-  latency_ms: z.number().optional(),
-  bus_bandwidth_gbps: z.number().optional(),
-  reason: z.string().optional(),
-}).passthrough();
+export const AllReduceResultSchema = z
+  .object({
+    ok: z.boolean(),
+    path: z.string(),
+    world_size: z.number(),
+    bytes: z.number().optional(),
+    latency_ms: z.number().optional(),
+    bus_bandwidth_gbps: z.number().optional(),
+    reason: z.string().optional(),
+  })
+  .passthrough();
 export type AllReduceResult = z.infer<typeof AllReduceResultSchema>;
 
 /** mtimeMs: when the file was hashed; a later stat that finds the same size and mtime reuses the hash. */
-export const CheckpointFileSchema = z.strictObject({ path: z.string(), bytes: z.number(), sha256: z.string(), mtimeMs: z.number().optional() });
+export const CheckpointFileSchema = z.strictObject({
+  path: z.string(),
+  bytes: z.number(),
+  sha256: z.string(),
+  mtimeMs: z.number().optional(),
+});
 export const CheckpointRecordSchema = z.strictObject({
   step: z.number(),
   path: z.string(),

@@ -1,9 +1,21 @@
 import { z } from 'zod';
 
 /** A duration the Temporal client reads: a number and a unit (`2s`, `5 minutes`, `1h`, `1d`). */
-const Duration = z.string().regex(/^\d+(\.\d+)?\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?|d|days?)$/, 'a duration like 30s, 5m, 2h or 1d');
+const Duration = z
+  .string()
+  .regex(
+    /^\d+(\.\d+)?\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?|d|days?)$/,
+    'a duration like 30s, 5m, 2h or 1d',
+  );
 
-export const OVERLAP_POLICIES = ['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'terminate_other', 'allow_all'] as const;
+export const OVERLAP_POLICIES = [
+  'skip',
+  'buffer_one',
+  'buffer_all',
+  'cancel_other',
+  'terminate_other',
+  'allow_all',
+] as const;
 
 /**
  * What `schedule create` asks for. Defaults follow the design: overlap skip (never two sweeps of
@@ -15,9 +27,15 @@ export const ScheduleRequestSchema = z
     scheduleId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'letters, digits, ., _ and -'),
     cron: z
       .string()
-      .refine((c) => /^@(yearly|annually|monthly|weekly|daily|hourly)$/.test(c.trim()) || [5, 6, 7].includes(c.trim().split(/\s+/).length), {
-        message: "a cron expression of 5 fields (minute hour day month weekday), e.g. '0 2 * * *', or @daily",
-      })
+      .refine(
+        (c) =>
+          /^@(yearly|annually|monthly|weekly|daily|hourly)$/.test(c.trim()) ||
+          [5, 6, 7].includes(c.trim().split(/\s+/).length),
+        {
+          message:
+            "a cron expression of 5 fields (minute hour day month weekday), e.g. '0 2 * * *', or @daily",
+        },
+      )
       .optional(),
     every: Duration.optional(),
     overlap: z.enum(OVERLAP_POLICIES).default('skip'),
@@ -26,7 +44,11 @@ export const ScheduleRequestSchema = z
   })
   .superRefine((r, ctx) => {
     if ((r.cron === undefined) === (r.every === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['cron'], message: 'give exactly one of --cron EXPR or --every DURATION' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cron'],
+        message: 'give exactly one of --cron EXPR or --every DURATION',
+      });
     }
   });
 export type ScheduleRequest = z.infer<typeof ScheduleRequestSchema>;

@@ -13,13 +13,18 @@ export class SpecError extends Error {
     readonly issues: SpecIssue[],
     kind = 'experiment spec',
   ) {
-    super(`${source}: invalid ${kind}\n${issues.map((i) => `  - ${i.field || '(root)'}: ${i.message}`).join('\n')}`);
+    super(
+      `${source}: invalid ${kind}\n${issues.map((i) => `  - ${i.field || '(root)'}: ${i.message}`).join('\n')}`,
+    );
     this.name = 'SpecError';
   }
 }
 
 export function fieldPath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '');
+  return path.reduce<string>(
+    (acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)),
+    '',
+  );
 }
 
 const EXPECTED: Record<string, string> = {
@@ -47,7 +52,9 @@ z.config({
   customError: (issue) => {
     if (issue.code !== 'invalid_type') return undefined;
     const expected = EXPECTED[issue.expected] ?? issue.expected;
-    return issue.input === undefined ? `is required (${expected})` : `expected ${expected}, got ${shown(issue.input)}`;
+    return issue.input === undefined
+      ? `is required (${expected})`
+      : `expected ${expected}, got ${shown(issue.input)}`;
   },
 });
 
@@ -57,7 +64,10 @@ export function issuesFromZod(error: z.ZodError): SpecIssue[] {
     const field = fieldPath(issue.path);
     if (issue.code === 'unrecognized_keys') {
       const where = field || 'the top level';
-      return { field: issue.keys.map((k) => (field ? `${field}.${k}` : k)).join(', '), message: `unknown field at ${where}; remove it or fix its spelling` };
+      return {
+        field: issue.keys.map((k) => (field ? `${field}.${k}` : k)).join(', '),
+        message: `unknown field at ${where}; remove it or fix its spelling`,
+      };
     }
     if (issue.code === 'invalid_key') {
       // A record key (an env name, a node label key): zod's own words are only "Invalid key in record".

@@ -6,7 +6,15 @@ import type { Distribution, ParamSet, ParamValue, SweepSpec } from './sweep.js';
 
 /** Spec sections a parameter may set directly; every other top-level key is fixed by the base. */
 const SWEEPABLE_SECTIONS = new Set(['trainer', 'validation', 'deadlines', 'join']);
-const FIXED_SECTIONS = new Set(['name', 'backend', 'image', 'rayVersion', 'cluster', 'storage', 'provenance']);
+const FIXED_SECTIONS = new Set([
+  'name',
+  'backend',
+  'image',
+  'rayVersion',
+  'cluster',
+  'storage',
+  'provenance',
+]);
 
 /** mulberry32: a small seeded PRNG, so a random sweep expands to the same samples everywhere. */
 export function seededRandom(seed: number): () => number {
@@ -24,9 +32,13 @@ export function seededRandom(seed: number): () => number {
 const round6 = (x: number) => Number(x.toPrecision(6));
 
 function sample(d: Distribution, u: number): ParamValue {
-  if ('choice' in d) return d.choice[Math.min(d.choice.length - 1, Math.floor(u * d.choice.length))] as ParamValue;
+  if ('choice' in d)
+    return d.choice[Math.min(d.choice.length - 1, Math.floor(u * d.choice.length))] as ParamValue;
   if ('uniform' in d) return round6(d.uniform[0] + u * (d.uniform[1] - d.uniform[0]));
-  if ('logUniform' in d) return round6(Math.exp(Math.log(d.logUniform[0]) + u * (Math.log(d.logUniform[1]) - Math.log(d.logUniform[0]))));
+  if ('logUniform' in d)
+    return round6(
+      Math.exp(Math.log(d.logUniform[0]) + u * (Math.log(d.logUniform[1]) - Math.log(d.logUniform[0]))),
+    );
   const [lo, hi] = d.intRange;
   return Math.min(hi, lo + Math.floor(u * (hi - lo + 1)));
 }
@@ -34,13 +46,18 @@ function sample(d: Distribution, u: number): ParamValue {
 /** Cartesian product of the grid lists, the last key varying fastest. */
 function gridPoints(grid: Record<string, ParamValue[]>): ParamSet[] {
   let points: ParamSet[] = [{}];
-  for (const [key, values] of Object.entries(grid)) points = points.flatMap((p) => values.map((v) => ({ ...p, [key]: v })));
+  for (const [key, values] of Object.entries(grid))
+    points = points.flatMap((p) => values.map((v) => ({ ...p, [key]: v })));
   return points;
 }
 
 /** Keys sorted, so `{a, b}` and `{b, a}` are the same parameter set. */
 export function canonicalParams(params: ParamSet): string {
-  return JSON.stringify(Object.keys(params).sort().map((k) => [k, params[k]]));
+  return JSON.stringify(
+    Object.keys(params)
+      .sort()
+      .map((k) => [k, params[k]]),
+  );
 }
 
 /**
@@ -55,7 +72,9 @@ export function expandSweep(sweep: Pick<SweepSpec, 'parameters'>): ParamSet[] {
   if (random) {
     const next = seededRandom(random.seed);
     const keys = Object.keys(random.params).sort();
-    samples = Array.from({ length: random.count }, () => Object.fromEntries(keys.map((k) => [k, sample(random.params[k] as Distribution, next())])));
+    samples = Array.from({ length: random.count }, () =>
+      Object.fromEntries(keys.map((k) => [k, sample(random.params[k] as Distribution, next())])),
+    );
   }
   const seen = new Set<string>();
   const out: ParamSet[] = [];
@@ -83,7 +102,8 @@ export function childWorkflowId(sweepId: string, index: number, params: ParamSet
 }
 
 /** Where a parameter key lands: a spec field path, or a trainer override. */
-export type ParamTarget = { kind: 'field'; path: string[] } | { kind: 'override'; key: string } | { kind: 'refused'; reason: string };
+export type ParamTarget =
+  { kind: 'field'; path: string[] } | { kind: 'override'; key: string } | { kind: 'refused'; reason: string };
 
 /**
  * A key whose first segment is a sweepable spec section (`trainer.seedTrain`, `validation.seed`)
@@ -92,15 +112,20 @@ export type ParamTarget = { kind: 'field'; path: string[] } | { kind: 'override'
  */
 export function paramTarget(key: string): ParamTarget {
   const [head] = key.split('.');
-  if (key.startsWith('trainer.overrides.')) return { kind: 'override', key: key.slice('trainer.overrides.'.length) };
+  if (key.startsWith('trainer.overrides.'))
+    return { kind: 'override', key: key.slice('trainer.overrides.'.length) };
   if (head && SWEEPABLE_SECTIONS.has(head)) return { kind: 'field', path: key.split('.') };
   if (head && FIXED_SECTIONS.has(head)) {
-    return { kind: 'refused', reason: `'${head}' is fixed by the base experiment and cannot be swept; sweep trainer.*, validation.*, deadlines.*, join.* or a trainer override` };
+    return {
+      kind: 'refused',
+      reason: `'${head}' is fixed by the base experiment and cannot be swept; sweep trainer.*, validation.*, deadlines.*, join.* or a trainer override`,
+    };
   }
   return { kind: 'override', key };
 }
 
-export type ApplyResult = { ok: true; spec: ExperimentSpec } | { ok: false; issues: { field: string; message: string }[] };
+export type ApplyResult =
+  { ok: true; spec: ExperimentSpec } | { ok: false; issues: { field: string; message: string }[] };
 
 /** The base spec with one child's parameters applied, validated again by the experiment schema. */
 export function applyParams(base: ExperimentSpec, params: ParamSet): ApplyResult {
@@ -118,7 +143,10 @@ export function applyParams(base: ExperimentSpec, params: ParamSet): ApplyResult
       for (const segment of target.path.slice(0, -1)) {
         const child = node[segment];
         if (child === null || typeof child !== 'object' || Array.isArray(child)) {
-          issues.push({ field: key, message: `'${segment}' is not a section of the experiment spec; check the key's spelling` });
+          issues.push({
+            field: key,
+            message: `'${segment}' is not a section of the experiment spec; check the key's spelling`,
+          });
           node = {};
           break;
         }

@@ -11,27 +11,50 @@ export function objectiveValue(child: ChildOutcome, _objective: SweepSpec['objec
  * Children with a value first, best first (direction max or min; ties by index), then those
  * without one by index. Ranks are 1-based and only given to children with a value.
  */
-export function rankChildren(children: ChildOutcome[], paramsOf: (index: number) => ParamSet, objective: SweepSpec['objective']): SweepRow[] {
+export function rankChildren(
+  children: ChildOutcome[],
+  paramsOf: (index: number) => ParamSet,
+  objective: SweepSpec['objective'],
+): SweepRow[] {
   const sign = objective.direction === 'max' ? -1 : 1;
   const valued = children.filter((c) => objectiveValue(c, objective) !== undefined);
-  const rest = children.filter((c) => objectiveValue(c, objective) === undefined).sort((a, b) => a.index - b.index);
-  valued.sort((a, b) => sign * ((objectiveValue(a, objective) as number) - (objectiveValue(b, objective) as number)) || a.index - b.index);
-  return [...valued.map((c, i) => ({ ...c, params: paramsOf(c.index), rank: i + 1 })), ...rest.map((c) => ({ ...c, params: paramsOf(c.index) }))];
+  const rest = children
+    .filter((c) => objectiveValue(c, objective) === undefined)
+    .sort((a, b) => a.index - b.index);
+  valued.sort(
+    (a, b) =>
+      sign * ((objectiveValue(a, objective) as number) - (objectiveValue(b, objective) as number)) ||
+      a.index - b.index,
+  );
+  return [
+    ...valued.map((c, i) => ({ ...c, params: paramsOf(c.index), rank: i + 1 })),
+    ...rest.map((c) => ({ ...c, params: paramsOf(c.index) })),
+  ];
 }
 
 /** The best child so far, for progress lines. */
-export function bestChild(children: ChildOutcome[], objective: SweepSpec['objective']): { index: number; workflowId: string; value: number } | undefined {
+export function bestChild(
+  children: ChildOutcome[],
+  objective: SweepSpec['objective'],
+): { index: number; workflowId: string; value: number } | undefined {
   let best: { index: number; workflowId: string; value: number } | undefined;
   for (const c of children) {
     const value = objectiveValue(c, objective);
     if (value === undefined) continue;
-    const better = !best || (objective.direction === 'max' ? value > best.value : value < best.value) || (value === best.value && c.index < best.index);
+    const better =
+      !best ||
+      (objective.direction === 'max' ? value > best.value : value < best.value) ||
+      (value === best.value && c.index < best.index);
     if (better) best = { index: c.index, workflowId: c.workflowId, value };
   }
   return best;
 }
 
-export function countOutcomes(children: ChildOutcome[]): { succeeded: number; failed: number; cancelled: number } {
+export function countOutcomes(children: ChildOutcome[]): {
+  succeeded: number;
+  failed: number;
+  cancelled: number;
+} {
   const n = (o: ChildOutcome['outcome']) => children.filter((c) => c.outcome === o).length;
   return { succeeded: n('succeeded'), failed: n('failed'), cancelled: n('cancelled') };
 }
@@ -44,7 +67,29 @@ function csvCell(value: unknown): string {
 /** CSV of the ranked table: rank, index, outcome, objective, one column per parameter, ids and paths. */
 export function sweepCsv(rows: SweepRow[]): string {
   const paramKeys = [...new Set(rows.flatMap((r) => Object.keys(r.params)))];
-  const header = ['rank', 'index', 'outcome', 'validation_success_rate', ...paramKeys, 'workflow_id', 'manifest_path', 'error'];
-  const lines = rows.map((r) => [r.rank, r.index, r.outcome, r.successRate, ...paramKeys.map((k) => r.params[k]), r.workflowId, r.manifestPath, r.error].map(csvCell).join(','));
+  const header = [
+    'rank',
+    'index',
+    'outcome',
+    'validation_success_rate',
+    ...paramKeys,
+    'workflow_id',
+    'manifest_path',
+    'error',
+  ];
+  const lines = rows.map((r) =>
+    [
+      r.rank,
+      r.index,
+      r.outcome,
+      r.successRate,
+      ...paramKeys.map((k) => r.params[k]),
+      r.workflowId,
+      r.manifestPath,
+      r.error,
+    ]
+      .map(csvCell)
+      .join(','),
+  );
   return `${[header.map(csvCell).join(','), ...lines].join('\n')}\n`;
 }

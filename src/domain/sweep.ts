@@ -7,7 +7,9 @@ export const ParamValueSchema = z.union([z.string(), z.number(), z.boolean()]);
 export type ParamValue = z.infer<typeof ParamValueSchema>;
 
 /** `trainer.seedTrain`, `validation.seed` (spec fields) or any trainer override such as `algorithm.lr`. */
-const ParamKey = z.string().regex(/^\+?[A-Za-z_][\w.@-]*$/, 'a parameter key like trainer.seedTrain or algorithm.lr');
+const ParamKey = z
+  .string()
+  .regex(/^\+?[A-Za-z_][\w.@-]*$/, 'a parameter key like trainer.seedTrain or algorithm.lr');
 
 /** One random parameter: a list to choose from, or a numeric range (bounds inclusive). */
 export const DistributionSchema = z.union([
@@ -26,12 +28,16 @@ export const MAX_SWEEP_CHILDREN = 3000;
 
 export const SweepSpecSchema = z
   .strictObject({
-    name: z.string().regex(/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/, 'use 1-40 lowercase letters, digits and -'),
+    name: z
+      .string()
+      .regex(/^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$/, 'use 1-40 lowercase letters, digits and -'),
     /** The experiment every child starts from (inline, or a path in YAML resolved by the loader). */
     base: ExperimentSpecSchema,
     parameters: z.strictObject({
       /** Every combination of these lists (the cartesian product). */
-      grid: z.record(ParamKey, z.array(ParamValueSchema).min(1, 'a grid list needs at least one value')).default({}),
+      grid: z
+        .record(ParamKey, z.array(ParamValueSchema).min(1, 'a grid list needs at least one value'))
+        .default({}),
       /** `count` samples from a seeded PRNG, each combined with every grid point. */
       random: z
         .strictObject({
@@ -56,15 +62,34 @@ export const SweepSpecSchema = z
     const grid = Object.keys(spec.parameters.grid);
     const random = Object.keys(spec.parameters.random?.params ?? {});
     if (grid.length === 0 && random.length === 0) {
-      ctx.addIssue({ code: 'custom', path: ['parameters'], message: 'nothing to sweep: add parameters.grid lists or parameters.random.params' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['parameters'],
+        message: 'nothing to sweep: add parameters.grid lists or parameters.random.params',
+      });
     }
     for (const key of grid.filter((k) => random.includes(k))) {
-      ctx.addIssue({ code: 'custom', path: ['parameters', 'random', 'params', key], message: `'${key}' is both a grid and a random parameter; keep it in one of them` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['parameters', 'random', 'params', key],
+        message: `'${key}' is both a grid and a random parameter; keep it in one of them`,
+      });
     }
     for (const [key, d] of Object.entries(spec.parameters.random?.params ?? {})) {
-      const range = 'uniform' in d ? d.uniform : 'logUniform' in d ? d.logUniform : 'intRange' in d ? d.intRange : undefined;
+      const range =
+        'uniform' in d
+          ? d.uniform
+          : 'logUniform' in d
+            ? d.logUniform
+            : 'intRange' in d
+              ? d.intRange
+              : undefined;
       if (range && range[0] > range[1]) {
-        ctx.addIssue({ code: 'custom', path: ['parameters', 'random', 'params', key], message: `the range [${range[0]}, ${range[1]}] is reversed; write [low, high]` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['parameters', 'random', 'params', key],
+          message: `the range [${range[0]}, ${range[1]}] is reversed; write [low, high]`,
+        });
       }
     }
   });
@@ -106,7 +131,10 @@ export const SweepInputSchema = z.strictObject({
 export type SweepInput = z.input<typeof SweepInputSchema>;
 
 /** A child in the ranked table: its outcome, its parameters and its rank (1 = best). */
-export const SweepRowSchema = ChildOutcomeSchema.extend({ params: z.record(z.string(), ParamValueSchema), rank: z.number().int().positive().optional() });
+export const SweepRowSchema = ChildOutcomeSchema.extend({
+  params: z.record(z.string(), ParamValueSchema),
+  rank: z.number().int().positive().optional(),
+});
 export type SweepRow = z.infer<typeof SweepRowSchema>;
 
 export const SweepResultSchema = z.strictObject({
@@ -145,11 +173,22 @@ export type SweepStatus = z.infer<typeof SweepStatusSchema>;
 export const SweepManifestSchema = z.strictObject({
   schemaVersion: z.literal(1),
   sweep: z.string(),
-  temporal: z.strictObject({ workflowId: z.string(), runId: z.string(), namespace: z.string(), taskQueue: z.string() }),
+  temporal: z.strictObject({
+    workflowId: z.string(),
+    runId: z.string(),
+    namespace: z.string(),
+    taskQueue: z.string(),
+  }),
   provenance: ResolvedProvenanceSchema,
   spec: SweepSpecSchema,
   objective: z.strictObject({ metric: z.string(), direction: z.enum(['max', 'min']) }),
-  counts: z.strictObject({ total: z.number(), succeeded: z.number(), failed: z.number(), cancelled: z.number(), notStarted: z.number() }),
+  counts: z.strictObject({
+    total: z.number(),
+    succeeded: z.number(),
+    failed: z.number(),
+    cancelled: z.number(),
+    notStarted: z.number(),
+  }),
   stoppedByFailureBudget: z.boolean(),
   outcome: z.enum(['succeeded', 'failed', 'cancelled']),
   children: z.array(SweepRowSchema),

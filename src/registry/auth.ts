@@ -26,7 +26,10 @@ function registryOfAuthKey(key: string): string {
  * Basic credentials for a registry from the Docker config's `auths` (`auth` = base64 of
  * user:password, or `username` and `password`). Credential helpers are not consulted.
  */
-export async function basicCredentialsFor(registry: string, configPath: string): Promise<BasicCredentials | undefined> {
+export async function basicCredentialsFor(
+  registry: string,
+  configPath: string,
+): Promise<BasicCredentials | undefined> {
   let text: string;
   try {
     text = await readFile(configPath, 'utf8');
@@ -48,7 +51,8 @@ export async function basicCredentialsFor(registry: string, configPath: string):
       const colon = decoded.indexOf(':');
       if (colon > 0) return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1), source };
     }
-    if (entry.username && entry.password !== undefined) return { username: entry.username, password: entry.password, source };
+    if (entry.username && entry.password !== undefined)
+      return { username: entry.username, password: entry.password, source };
   }
   return undefined;
 }

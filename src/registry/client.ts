@@ -70,24 +70,42 @@ export class RegistryClient {
     let platformManifestDigest = loc.digest;
     if (INDEX_TYPES.has(top.mediaType)) {
       const entries = top.body.manifests ?? [];
-      const chosen = entries.find((d) => d.platform?.os === TARGET_PLATFORM.os && d.platform.architecture === TARGET_PLATFORM.architecture);
+      const chosen = entries.find(
+        (d) =>
+          d.platform?.os === TARGET_PLATFORM.os && d.platform.architecture === TARGET_PLATFORM.architecture,
+      );
       if (!chosen) {
-        const platforms = entries.map((d) => `${d.platform?.os ?? '?'}/${d.platform?.architecture ?? '?'}`).join(', ') || 'none';
-        throw permanent(ErrorTypes.ImageNotVerified, `image ${loc.registry}/${loc.repository}@${loc.digest} is an index without a linux/amd64 manifest (platforms: ${platforms}); build and push a linux/amd64 image`);
+        const platforms =
+          entries.map((d) => `${d.platform?.os ?? '?'}/${d.platform?.architecture ?? '?'}`).join(', ') ||
+          'none';
+        throw permanent(
+          ErrorTypes.ImageNotVerified,
+          `image ${loc.registry}/${loc.repository}@${loc.digest} is an index without a linux/amd64 manifest (platforms: ${platforms}); build and push a linux/amd64 image`,
+        );
       }
       platformManifestDigest = chosen.digest;
       manifest = await session.manifest(chosen.digest);
     }
     const configDigest = manifest.body.config?.digest;
-    if (!configDigest) throw permanent(ErrorTypes.ImageNotVerified, `manifest ${platformManifestDigest} in ${loc.registry}/${loc.repository} has no config descriptor (media type ${manifest.mediaType})`);
+    if (!configDigest)
+      throw permanent(
+        ErrorTypes.ImageNotVerified,
+        `manifest ${platformManifestDigest} in ${loc.registry}/${loc.repository} has no config descriptor (media type ${manifest.mediaType})`,
+      );
     const blob = await session.blob(configDigest);
-    const parsed = JSON.parse(blob.toString('utf8')) as { config?: { Labels?: Record<string, string> | null; Env?: string[] | null; WorkingDir?: string } };
+    const parsed = JSON.parse(blob.toString('utf8')) as {
+      config?: { Labels?: Record<string, string> | null; Env?: string[] | null; WorkingDir?: string };
+    };
     return {
       digest: loc.digest,
       mediaType: top.mediaType,
       platformManifestDigest,
       configDigest,
-      config: { labels: parsed.config?.Labels ?? {}, env: parsed.config?.Env ?? [], ...(parsed.config?.WorkingDir ? { workingDir: parsed.config.WorkingDir } : {}) },
+      config: {
+        labels: parsed.config?.Labels ?? {},
+        env: parsed.config?.Env ?? [],
+        ...(parsed.config?.WorkingDir ? { workingDir: parsed.config.WorkingDir } : {}),
+      },
     };
   }
 }
@@ -124,7 +142,10 @@ class RegistrySession {
     const url = `${this.loc.baseUrl}/v2/${this.loc.repository}/blobs/${digest}`;
     const bytes = Buffer.from(await (await this.get(url, digest, {})).arrayBuffer());
     if (sha256(bytes) !== digest) {
-      throw permanent(ErrorTypes.ImageDigestMismatch, `registry ${this.loc.registry} returned blob content that does not hash to ${digest} (${this.loc.repository})`);
+      throw permanent(
+        ErrorTypes.ImageDigestMismatch,
+        `registry ${this.loc.registry} returned blob content that does not hash to ${digest} (${this.loc.repository})`,
+      );
     }
     return bytes;
   }
@@ -137,12 +158,22 @@ class RegistrySession {
     }
     if (!res.ok) {
       await res.body?.cancel();
-      throw registryFailure(res.status, { registry: this.loc.registry, repository: this.loc.repository, digest, url, triedCredentials: this.tried });
+      throw registryFailure(res.status, {
+        registry: this.loc.registry,
+        repository: this.loc.repository,
+        digest,
+        url,
+        triedCredentials: this.tried,
+      });
     }
     return res;
   }
 
-  private async send(url: string, headers: Record<string, string>, authorization = this.authorization): Promise<Response> {
+  private async send(
+    url: string,
+    headers: Record<string, string>,
+    authorization = this.authorization,
+  ): Promise<Response> {
     try {
       return await fetch(url, {
         headers: { ...headers, ...(authorization ? { authorization } : {}) },
@@ -159,7 +190,11 @@ class RegistrySession {
   }
 
   /** The Authorization value the 401 challenge asks for; undefined when there is nothing to offer. */
-  private async answerChallenge(header: string | null, url: string, digest: string): Promise<string | undefined> {
+  private async answerChallenge(
+    header: string | null,
+    url: string,
+    digest: string,
+  ): Promise<string | undefined> {
     const challenge = parseChallenge(header);
     const basic = await this.credentials();
     if (challenge?.scheme === 'bearer' && challenge.params['realm']) {
@@ -169,18 +204,29 @@ class RegistrySession {
       this.tried.push(basic.source);
       return basicHeader(basic);
     }
-    if (!basic) this.tried[0] = `anonymous (no entry for ${this.loc.registry} in ${this.options.dockerConfigPath})`;
+    if (!basic)
+      this.tried[0] = `anonymous (no entry for ${this.loc.registry} in ${this.options.dockerConfigPath})`;
     return undefined;
   }
 
-  private async bearerToken(params: Record<string, string>, basic: BasicCredentials | undefined, url: string, digest: string): Promise<string> {
+  private async bearerToken(
+    params: Record<string, string>,
+    basic: BasicCredentials | undefined,
+    url: string,
+    digest: string,
+  ): Promise<string> {
     const realm = new URL(params['realm'] ?? '');
     if (params['service']) realm.searchParams.set('service', params['service']);
     realm.searchParams.set('scope', params['scope'] ?? `repository:${this.loc.repository}:pull`);
-    this.tried.push(`bearer token from ${realm.origin}${realm.pathname} (${basic ? basic.source : 'anonymous'})`);
+    this.tried.push(
+      `bearer token from ${realm.origin}${realm.pathname} (${basic ? basic.source : 'anonymous'})`,
+    );
     let res: Response;
     try {
-      res = await fetch(realm, { headers: basic ? { authorization: basicHeader(basic) } : {}, signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000) });
+      res = await fetch(realm, {
+        headers: basic ? { authorization: basicHeader(basic) } : {},
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
+      });
     } catch (err) {
       throw unreachable(this.loc.registry, `${realm.origin}${realm.pathname}`, err);
     }
@@ -188,11 +234,21 @@ class RegistrySession {
       await res.body?.cancel();
       // A 404 here is the token endpoint's, not the image's.
       const status = res.status === 404 ? 401 : res.status;
-      throw registryFailure(status, { registry: this.loc.registry, repository: this.loc.repository, digest, url: `${realm.origin}${realm.pathname}`, triedCredentials: this.tried });
+      throw registryFailure(status, {
+        registry: this.loc.registry,
+        repository: this.loc.repository,
+        digest,
+        url: `${realm.origin}${realm.pathname}`,
+        triedCredentials: this.tried,
+      });
     }
     const body = (await res.json()) as { token?: string; access_token?: string };
     const token = body.token ?? body.access_token;
-    if (!token) throw permanent(ErrorTypes.RegistryUnauthorized, `the token endpoint ${realm.origin}${realm.pathname} for ${this.loc.registry} returned no token`);
+    if (!token)
+      throw permanent(
+        ErrorTypes.RegistryUnauthorized,
+        `the token endpoint ${realm.origin}${realm.pathname} for ${this.loc.registry} returned no token`,
+      );
     return `Bearer ${token}`;
   }
 }

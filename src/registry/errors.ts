@@ -18,7 +18,10 @@ export function registryFailure(
 ): DomainError {
   const image = `${what.registry}/${what.repository}@${what.digest}`;
   if (status === 404) {
-    return permanent(ErrorTypes.ImageNotFound, `image not found: repository ${what.registry}/${what.repository} has no manifest ${what.digest} (check the repository and push the image, or correct the digest)`);
+    return permanent(
+      ErrorTypes.ImageNotFound,
+      `image not found: repository ${what.registry}/${what.repository} has no manifest ${what.digest} (check the repository and push the image, or correct the digest)`,
+    );
   }
   if (status === 401 || status === 403) {
     return permanent(
@@ -27,13 +30,21 @@ export function registryFailure(
     );
   }
   if (status >= 500 || status === 429 || status === 408) {
-    return registryUnavailable(`registry ${what.registry} answered HTTP ${status} for ${what.url}; retried by the activity's retry policy`);
+    return registryUnavailable(
+      `registry ${what.registry} answered HTTP ${status} for ${what.url}; retried by the activity's retry policy`,
+    );
   }
-  return permanent(ErrorTypes.ImageNotVerified, `registry ${what.registry} answered HTTP ${status} for ${what.url}`);
+  return permanent(
+    ErrorTypes.ImageNotVerified,
+    `registry ${what.registry} answered HTTP ${status} for ${what.url}`,
+  );
 }
 
 /** fetch() threw: the registry could not be reached at all (refused, DNS, timeout). */
 export function unreachable(registry: string, url: string, err: unknown): DomainError {
-  const cause = err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err);
-  return registryUnavailable(`registry ${registry} unreachable at ${url}: ${cause}; retried by the activity's retry policy`);
+  const cause =
+    err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err);
+  return registryUnavailable(
+    `registry ${registry} unreachable at ${url}: ${cause}; retried by the activity's retry policy`,
+  );
 }

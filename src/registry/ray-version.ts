@@ -16,7 +16,10 @@ export interface ImageRayVersion {
 export function imageRayVersion(config: ImageConfig): ImageRayVersion {
   const label = config.labels[RAY_VERSION_LABEL]?.trim();
   if (label) return { version: label, source: 'label' };
-  const env = config.env.find((e) => e.startsWith('RAY_VERSION='))?.slice('RAY_VERSION='.length).trim();
+  const env = config.env
+    .find((e) => e.startsWith('RAY_VERSION='))
+    ?.slice('RAY_VERSION='.length)
+    .trim();
   if (env) return { version: env, source: 'env' };
   return { source: 'none' };
 }

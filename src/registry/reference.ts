@@ -12,7 +12,11 @@ export interface RegistryLocation {
 }
 
 /** Names of Docker Hub in references; its API lives at registry-1.docker.io. */
-const DOCKER_HUB_HOSTS: ReadonlySet<string> = new Set(['docker.io', 'index.docker.io', 'registry-1.docker.io']);
+const DOCKER_HUB_HOSTS: ReadonlySet<string> = new Set([
+  'docker.io',
+  'index.docker.io',
+  'registry-1.docker.io',
+]);
 
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?$/;
 
@@ -32,9 +36,21 @@ export function locateImage(ref: ImageRef): RegistryLocation {
   const explicit = first !== '' && (first.includes('.') || first.includes(':') || first === 'localhost');
   if (explicit && !DOCKER_HUB_HOSTS.has(first)) {
     const scheme = isLoopbackRegistry(first) ? 'http' : 'https';
-    return { registry: first, baseUrl: `${scheme}://${first}`, repository: ref.repository.slice(slash + 1), digest: ref.digest, tag: ref.tag };
+    return {
+      registry: first,
+      baseUrl: `${scheme}://${first}`,
+      repository: ref.repository.slice(slash + 1),
+      digest: ref.digest,
+      tag: ref.tag,
+    };
   }
   const path = explicit ? ref.repository.slice(slash + 1) : ref.repository;
   const repository = path.includes('/') ? path : `library/${path}`;
-  return { registry: 'docker.io', baseUrl: 'https://registry-1.docker.io', repository, digest: ref.digest, tag: ref.tag };
+  return {
+    registry: 'docker.io',
+    baseUrl: 'https://registry-1.docker.io',
+    repository,
+    digest: ref.digest,
+    tag: ref.tag,
+  };
 }

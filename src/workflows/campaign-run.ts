@@ -121,7 +121,9 @@ export function finishedTraining(run: CampaignRun): boolean {
 /** The last attempt stopped early (RAGEN's rules would fire again on a resume): the reason, else undefined. */
 export function earlyStopReason(run: CampaignRun): string | undefined {
   const last = run.state.attempts.at(-1);
-  return last?.outcome === 'earlyStopped' ? `attempt ${last.attempt} stopped early: ${last.ended.message}` : undefined;
+  return last?.outcome === 'earlyStopped'
+    ? `attempt ${last.attempt} stopped early: ${last.ended.message}`
+    : undefined;
 }
 
 /** Why no further attempt may start (a budget is used up, or the last failure is fatal); undefined if one may. */

@@ -11,7 +11,12 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CampaignInput, CampaignProgress, CampaignResult, LatestCheckpoint } from '../domain/campaign.js';
+import type {
+  CampaignInput,
+  CampaignProgress,
+  CampaignResult,
+  LatestCheckpoint,
+} from '../domain/campaign.js';
 import {
   extendSignal,
   extendUpdate,
@@ -37,7 +42,12 @@ import { workflowNowIso } from './clock.js';
 import { progressSignal, stopAtNextCheckpointSignal } from './definitions.js';
 import type { experiment } from './experiment.js';
 import { unwrapFailure } from './failure-info.js';
-import { HASH_CHECKPOINTS_PATCH, archiveCampaign, hashCheckpoints, latestCompleteCheckpoint } from './policies.js';
+import {
+  HASH_CHECKPOINTS_PATCH,
+  archiveCampaign,
+  hashCheckpoints,
+  latestCompleteCheckpoint,
+} from './policies.js';
 import { logStage } from './stage-log.js';
 import { statusQuery } from './status-query.js';
 
@@ -157,7 +167,11 @@ async function findLatestCheckpoint(run: CampaignRun): Promise<LatestCheckpoint[
 async function refreshCheckpoints(run: CampaignRun): Promise<LatestCheckpoint['latest']> {
   // New checkpoints are hashed once into the ledger (heartbeating); finding the latest only reads it.
   if (patched(HASH_CHECKPOINTS_PATCH)) {
-    await hashCheckpoints({ checkpointDir: run.checkpointDir, ledgerPath: run.ledgerPath, now: workflowNowIso() });
+    await hashCheckpoints({
+      checkpointDir: run.checkpointDir,
+      ledgerPath: run.ledgerPath,
+      now: workflowNowIso(),
+    });
   }
   run.checkpoints = await latestCompleteCheckpoint({
     checkpointDir: run.checkpointDir,

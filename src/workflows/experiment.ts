@@ -308,8 +308,13 @@ async function archiveStage(run: ExperimentRun): Promise<void> {
       stage(run, 'archive', async () => {
         // Hashing is its own long-running activity; the archive reuses the ledger's hashes.
         const checkpoints = patched(HASH_CHECKPOINTS_PATCH)
-          ? (await hashCheckpoints({ checkpointDir: run.checkpointDir, ledgerPath: ledger, now: workflowNowIso() }))
-              .checkpoints
+          ? (
+              await hashCheckpoints({
+                checkpointDir: run.checkpointDir,
+                ledgerPath: ledger,
+                now: workflowNowIso(),
+              })
+            ).checkpoints
           : undefined;
         return archive({ draft: buildManifestDraft(run), archiveDir, checkpoints });
       }),

@@ -13,7 +13,14 @@ import {
 } from '@temporalio/workflow';
 import type { ExperimentInput, ExperimentResult } from '../domain/experiment-input.js';
 import { ErrorTypes } from '../domain/error-types.js';
-import { type ChildOutcome, type SweepInput, SweepInputSchema, type SweepManifest, type SweepResult, type SweepStatus } from '../domain/sweep.js';
+import {
+  type ChildOutcome,
+  type SweepInput,
+  SweepInputSchema,
+  type SweepManifest,
+  type SweepResult,
+  type SweepStatus,
+} from '../domain/sweep.js';
 import { applyParams, childWorkflowId, expandSweep } from '../domain/sweep-expand.js';
 import { bestChild, countOutcomes, rankChildren } from '../domain/sweep-results.js';
 import { workflowNowIso } from './clock.js';
@@ -24,7 +31,6 @@ import { sweepStatusQuery } from './sweep-definitions.js';
 
 /** Errors are kept to one line per child: the child's own manifest has the rest. */
 const shortError = (text: string) => text.split('\n')[0]?.slice(0, 300) ?? '';
-
 
 /**
  * A sweep: one child workflow (the `experiment` workflow by default) per parameter set of the
@@ -38,7 +44,12 @@ const shortError = (text: string) => text.split('\n')[0]?.slice(0, 300) ?? '';
 export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
   const parsed = SweepInputSchema.safeParse(rawInput);
   // A thrown ZodError would fail the workflow task forever; bad input fails the sweep once, clearly.
-  if (!parsed.success) throw ApplicationFailure.create({ type: ErrorTypes.InvalidSpec, nonRetryable: true, message: `invalid sweep input: ${parsed.error.message}` });
+  if (!parsed.success)
+    throw ApplicationFailure.create({
+      type: ErrorTypes.InvalidSpec,
+      nonRetryable: true,
+      message: `invalid sweep input: ${parsed.error.message}`,
+    });
   const input = parsed.data;
   const { sweep: spec, provenance } = input;
   const sweepId = workflowInfo().workflowId;
@@ -75,26 +86,41 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     const applied = applyParams(spec.base, params);
     if (!applied.ok) {
       // Validated at load time; a spec that changed under a schedule still fails clearly here.
-      record({ index, workflowId, outcome: 'failed', error: applied.issues.map((i) => `${i.field}: ${i.message}`).join('; ') });
+      record({
+        index,
+        workflowId,
+        outcome: 'failed',
+        error: applied.issues.map((i) => `${i.field}: ${i.message}`).join('; '),
+      });
       return;
     }
     running++;
     maxRunning = Math.max(maxRunning, running);
     try {
       const childInput: ExperimentInput = { spec: applied.spec, provenance };
-      const r = await executeChild<(i: ExperimentInput) => Promise<ExperimentResult>>(input.childWorkflowType, {
-        workflowId,
-        args: [childInput],
-        // Cancel reaches the child and the sweep waits for its teardown to finish.
-        cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
-        // A terminated sweep still lets its children clean up (terminate would skip teardown).
-        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      });
+      const r = await executeChild<(i: ExperimentInput) => Promise<ExperimentResult>>(
+        input.childWorkflowType,
+        {
+          workflowId,
+          args: [childInput],
+          // Cancel reaches the child and the sweep waits for its teardown to finish.
+          cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+          // A terminated sweep still lets its children clean up (terminate would skip teardown).
+          parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        },
+      );
       // A child paused by hand (the campaign signal) stopped before validation: counted as cancelled.
       const outcome: ChildOutcome['outcome'] = r.outcome === 'paused' ? 'cancelled' : r.outcome;
       const paused = r.outcome === 'paused';
-      record({ index, workflowId, outcome, successRate: r.validation.successRate, manifestPath: r.archive.manifestPath, error: paused ? 'paused by hand before validation' : undefined });
+      record({
+        index,
+        workflowId,
+        outcome,
+        successRate: r.validation.successRate,
+        manifestPath: r.archive.manifestPath,
+        error: paused ? 'paused by hand before validation' : undefined,
+      });
     } catch (err) {
       // A failed child carries its experiment result in the failure details, if it got that far.
       const failure = unwrapFailure(err);
@@ -112,7 +138,8 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     }
   }
 
-  const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= input.historyEventLimit;
+  const historyFull = () =>
+    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= input.historyEventLimit;
   let cancelled: unknown;
   try {
     while (next < total && !budgetExhausted()) {
@@ -121,7 +148,10 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
       if (historyFull()) {
         // Drain first: a running child's result must land in the carried results.
         await condition(() => running === 0);
-        await continueAsNew<typeof sweep>({ ...input, carry: { nextIndex: next, results, runs: runs + 1, maxRunning } });
+        await continueAsNew<typeof sweep>({
+          ...input,
+          carry: { nextIndex: next, results, runs: runs + 1, maxRunning },
+        });
       }
       void runChild(next);
       next++;
@@ -138,12 +168,18 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
   const counts = countOutcomes(results);
   // Reaching the budget fails the sweep (a schedule with pauseOnFailure then pauses).
   const stoppedByFailureBudget = budgetExhausted();
-  const outcome: SweepManifest['outcome'] = cancelled !== undefined ? 'cancelled' : stoppedByFailureBudget ? 'failed' : 'succeeded';
+  const outcome: SweepManifest['outcome'] =
+    cancelled !== undefined ? 'cancelled' : stoppedByFailureBudget ? 'failed' : 'succeeded';
   const info = workflowInfo();
   const manifest: SweepManifest = {
     schemaVersion: 1,
     sweep: spec.name,
-    temporal: { workflowId: sweepId, runId: info.runId, namespace: info.namespace, taskQueue: info.taskQueue },
+    temporal: {
+      workflowId: sweepId,
+      runId: info.runId,
+      namespace: info.namespace,
+      taskQueue: info.taskQueue,
+    },
     provenance,
     spec,
     objective: spec.objective,
@@ -153,7 +189,9 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     children: ranked,
     writtenAt: workflowNowIso(),
   };
-  const archived = await CancellationScope.nonCancellable(() => archiveSweep({ manifest, archiveDir: spec.base.storage.archiveDir }));
+  const archived = await CancellationScope.nonCancellable(() =>
+    archiveSweep({ manifest, archiveDir: spec.base.storage.archiveDir }),
+  );
   const result: SweepResult = {
     sweepId,
     total,

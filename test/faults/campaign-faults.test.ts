@@ -10,7 +10,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { hashCheckpoint } from '../../src/activities/checkpoints.js';
-import { CampaignManifestSchema, type CampaignManifest, type CampaignResult } from '../../src/domain/campaign.js';
+import {
+  CampaignManifestSchema,
+  type CampaignManifest,
+  type CampaignResult,
+} from '../../src/domain/campaign.js';
 import { ErrorTypes } from '../../src/domain/error-types.js';
 import type { ExperimentSpec } from '../../src/domain/experiment.js';
 import { ManifestSchema } from '../../src/domain/manifest.js';
@@ -41,28 +45,46 @@ async function outcomeOf(handle: WorkflowHandle): Promise<{ result?: CampaignRes
   try {
     return { result: (await handle.result()) as CampaignResult };
   } catch (error) {
-    const details = error instanceof WorkflowFailedError ? (error.cause as { details?: unknown[] } | undefined)?.details?.[0] : undefined;
+    const details =
+      error instanceof WorkflowFailedError
+        ? (error.cause as { details?: unknown[] } | undefined)?.details?.[0]
+        : undefined;
     return { result: details as CampaignResult | undefined, error };
   }
 }
 
 /** The checks every scenario ends with. */
-async function assertEnd(spec: ExperimentSpec, id: string, expected: { outcome: CampaignManifest['outcome']; finalStep?: number; before: Map<number, string> }): Promise<CampaignManifest> {
+async function assertEnd(
+  spec: ExperimentSpec,
+  id: string,
+  expected: { outcome: CampaignManifest['outcome']; finalStep?: number; before: Map<number, string> },
+): Promise<CampaignManifest> {
   assert.deepEqual(await rayProcesses(), [], 'no Ray process is left');
   assert.deepEqual(await h.clustersOf(`${id}-a1`), [], 'no cluster state is left');
   const dir = h.checkpointDir(spec, id);
   for (const [step, sha] of expected.before) {
-    assert.equal((await hashCheckpoint(dir, step)).sha256, sha, `checkpoint ${step}, complete before the fault, is unchanged`);
+    assert.equal(
+      (await hashCheckpoint(dir, step)).sha256,
+      sha,
+      `checkpoint ${step}, complete before the fault, is unchanged`,
+    );
   }
-  const manifest = CampaignManifestSchema.parse(JSON.parse(await readFile(campaignManifestPath(spec.storage.archiveDir, spec.name, id), 'utf8')));
+  const manifest = CampaignManifestSchema.parse(
+    JSON.parse(await readFile(campaignManifestPath(spec.storage.archiveDir, spec.name, id), 'utf8')),
+  );
   assert.equal(manifest.outcome, expected.outcome, manifest.reason);
   if (expected.finalStep !== undefined) assert.equal(manifest.attempts.at(-1)?.finalStep, expected.finalStep);
   for (const a of manifest.attempts) {
     const attemptManifest = ManifestSchema.parse(JSON.parse(await readFile(a.manifestPath, 'utf8')));
-    assert.equal(attemptManifest.resumedFrom, a.startedFrom, 'each attempt manifest records where it started');
+    assert.equal(
+      attemptManifest.resumedFrom,
+      a.startedFrom,
+      'each attempt manifest records where it started',
+    );
     assert.ok(a.manifestSha256, 'the campaign manifest links the attempt manifest by hash');
   }
-  for (const [step, sha] of expected.before) assert.equal(manifest.checkpoints.find((c) => c.step === step)?.sha256, sha, `ledger hash of ${step}`);
+  for (const [step, sha] of expected.before)
+    assert.equal(manifest.checkpoints.find((c) => c.step === step)?.sha256, sha, `ledger hash of ${step}`);
   return manifest;
 }
 
@@ -101,10 +123,13 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     assert.deepEqual([...before.keys()], [2, 4]);
     await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 8, before });
     const childEvents = [];
-    for (const a of result?.attempts ?? []) childEvents.push((await h.client.workflow.getHandle(a.workflowId).fetchHistory()).events?.length ?? 0);
+    for (const a of result?.attempts ?? [])
+      childEvents.push((await h.client.workflow.getHandle(a.workflowId).fetchHistory()).events?.length ?? 0);
     const lost = await stepsLost(h.checkpointDir(spec, id), a2?.startedFromStep);
     assert.ok(lost <= spec.trainer.saveFreq, `steps lost ${lost} <= save_freq`);
-    note(`5 non-zero exit: steps lost ${lost} (save_freq ${spec.trainer.saveFreq}); campaign history ${JSON.stringify(result?.historyEventsPerRun)} events for ${result?.attempts.length} attempts; attempt (child) histories ${JSON.stringify(childEvents)} events`);
+    note(
+      `5 non-zero exit: steps lost ${lost} (save_freq ${spec.trainer.saveFreq}); campaign history ${JSON.stringify(result?.historyEventsPerRun)} events for ${result?.attempts.length} attempts; attempt (child) histories ${JSON.stringify(childEvents)} events`,
+    );
   });
 
   it('2: a Ray worker node is killed during training; the cluster is torn down and the next attempt resumes', async () => {
@@ -120,13 +145,20 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     const { result, error } = await outcomeOf(handle);
     assert.equal(error, undefined, String(error));
     const [a1, a2] = result?.attempts ?? [];
-    assert.ok([ErrorTypes.ClusterLost, ErrorTypes.TrainingFailed, ErrorTypes.NoProgress].includes(a1?.ended.type as never), `attempt 1 ended with ${a1?.ended.type}`);
+    assert.ok(
+      [ErrorTypes.ClusterLost, ErrorTypes.TrainingFailed, ErrorTypes.NoProgress].includes(
+        a1?.ended.type as never,
+      ),
+      `attempt 1 ended with ${a1?.ended.type}`,
+    );
     assert.ok((a2?.startedFromStep ?? 0) >= Math.max(...before.keys()), 'resumed from the latest checkpoint');
     const trainEnd = a1?.stages?.find((s) => s.stage === 'train')?.endedAt;
     await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 40, before });
     const lost = await stepsLost(h.checkpointDir(spec, id), a2?.startedFromStep);
     assert.ok(lost <= spec.trainer.saveFreq, `steps lost ${lost} <= save_freq`);
-    note(`2 worker node killed (after checkpoint ${at.lastCheckpointStep} was reported): detected after ${trainEnd ? ((Date.parse(trainEnd) - killedAt) / 1000).toFixed(1) : '?'} s as ${a1?.ended.type}; resumed from step ${a2?.startedFromStep}; steps lost ${lost} (save_freq ${spec.trainer.saveFreq})`);
+    note(
+      `2 worker node killed (after checkpoint ${at.lastCheckpointStep} was reported): detected after ${trainEnd ? ((Date.parse(trainEnd) - killedAt) / 1000).toFixed(1) : '?'} s as ${a1?.ended.type}; resumed from step ${a2?.startedFromStep}; steps lost ${lost} (save_freq ${spec.trainer.saveFreq})`,
+    );
   });
 
   it('1: the worker process is killed during training and started again; the run continues on the same cluster', async () => {
@@ -149,7 +181,9 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     assert.equal(result?.attempts.length, 1, 'one attempt: the crash was absorbed inside it');
     assert.equal(result?.attempts[0]?.submits, 1, 'one cluster created');
     await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 60, before });
-    note(`1 worker process killed: worker down ${((restartedAt - killedAt) / 1000).toFixed(1)} s; campaign done ${((Date.now() - restartedAt) / 1000).toFixed(1)} s after the restart (train activity heartbeat timeout 60 s); 0 steps lost`);
+    note(
+      `1 worker process killed: worker down ${((restartedAt - killedAt) / 1000).toFixed(1)} s; campaign done ${((Date.now() - restartedAt) / 1000).toFixed(1)} s after the restart (train activity heartbeat timeout 60 s); 0 steps lost`,
+    );
   });
 
   it('6: pause stops after the next checkpoint and frees the cluster; resume continues from that checkpoint', async () => {
@@ -159,7 +193,10 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     const at = await h.waitForProgress(handle, (p) => p.lastCheckpointStep >= 2, 'checkpoint 2');
     await handle.signal('pause');
     const paused = await h.waitForProgress(handle, (p) => p.phase === 'paused', 'the pause');
-    assert.ok(paused.lastCheckpointStep > at.lastCheckpointStep, 'a checkpoint newer than the one at pause time');
+    assert.ok(
+      paused.lastCheckpointStep > at.lastCheckpointStep,
+      'a checkpoint newer than the one at pause time',
+    );
     assert.deepEqual(await h.clustersOf(`${id}-a1`), [], 'no cluster while paused');
     assert.deepEqual(await rayProcesses(), [], 'no Ray process (no GPU held) while paused');
     const before = await completedCheckpointHashes(h.checkpointDir(spec, id));
@@ -168,10 +205,15 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     await handle.signal('resume');
     const { result, error } = await outcomeOf(handle);
     assert.equal(error, undefined, String(error));
-    assert.deepEqual(result?.attempts.map((a) => a.outcome), ['paused', 'succeeded']);
+    assert.deepEqual(
+      result?.attempts.map((a) => a.outcome),
+      ['paused', 'succeeded'],
+    );
     assert.equal(result?.attempts[1]?.startedFromStep, paused.lastCheckpointStep);
     await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 60, before });
-    note(`6 pause: asked at checkpoint ${at.lastCheckpointStep}, stopped after checkpoint ${paused.lastCheckpointStep}; resumed from ${result?.attempts[1]?.startedFromStep}`);
+    note(
+      `6 pause: asked at checkpoint ${at.lastCheckpointStep}, stopped after checkpoint ${paused.lastCheckpointStep}; resumed from ${result?.attempts[1]?.startedFromStep}`,
+    );
   });
 
   for (const stage of ['join', 'train', 'validate'] as const) {
@@ -188,14 +230,20 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
         assert.ok(Date.now() < deadline, `stage ${stage} not reached (at ${now})`);
         await new Promise((r) => setTimeout(r, 200));
       }
-      if (stage === 'train') await h.waitForProgress(handle, (p) => p.lastCheckpointStep >= 2, 'checkpoint 2');
+      if (stage === 'train')
+        await h.waitForProgress(handle, (p) => p.lastCheckpointStep >= 2, 'checkpoint 2');
       const before = await completedCheckpointHashes(h.checkpointDir(spec, id));
       await handle.cancel();
       const { error } = await outcomeOf(handle);
-      assert.ok(error instanceof WorkflowFailedError && error.cause?.name === 'CancelledFailure', String(error));
+      assert.ok(
+        error instanceof WorkflowFailedError && error.cause?.name === 'CancelledFailure',
+        String(error),
+      );
       const manifest = await assertEnd(spec, id, { outcome: 'cancelled', before });
       assert.equal(manifest.attempts[0]?.outcome, 'cancelled');
-      const attempt = ManifestSchema.parse(JSON.parse(await readFile(manifest.attempts[0]?.manifestPath ?? '', 'utf8')));
+      const attempt = ManifestSchema.parse(
+        JSON.parse(await readFile(manifest.attempts[0]?.manifestPath ?? '', 'utf8')),
+      );
       assert.equal(attempt.outcome, 'cancelled');
     });
   }
@@ -212,9 +260,15 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     assert.ok(error instanceof WorkflowFailedError);
     assert.equal((error.cause as { type?: string }).type, ErrorTypes.StorageNotWritable);
     assert.equal(result?.attempts.length, 1, 'no second attempt: no attempt can fix storage');
-    assert.match(result?.attempts[0]?.ended.message ?? '', /storage not writable: writable:.*a-file\/checkpoints/);
+    assert.match(
+      result?.attempts[0]?.ended.message ?? '',
+      /storage not writable: writable:.*a-file\/checkpoints/,
+    );
     assert.deepEqual(await h.clustersOf(`${id}-a1`), []);
-    assert.ok(!(await readdir(h.runRoot).catch(() => [] as string[])).some((d) => d.includes(shortHash(`${id}-a1`))), 'no cluster dir was made');
+    assert.ok(
+      !(await readdir(h.runRoot).catch(() => [] as string[])).some((d) => d.includes(shortHash(`${id}-a1`))),
+      'no cluster dir was made',
+    );
     await assertEnd(spec, id, { outcome: 'failed', before: new Map() }).catch((err: Error) => {
       // The attempt made no manifest either (preflight failed before verify): only the campaign's is expected.
       if (!/ENOENT.*fault7-.*-a1\/manifest\.json/.test(err.message)) throw err;
@@ -236,6 +290,8 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     assert.equal(error, undefined, String(error));
     assert.equal(result?.outcome, 'succeeded');
     await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 60, before });
-    note(`3 dev server restart: server down ${downFor.toFixed(1)} s during training; finished ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s after the stop; attempts ${result?.attempts.length}`);
+    note(
+      `3 dev server restart: server down ${downFor.toFixed(1)} s during training; finished ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s after the stop; attempts ${result?.attempts.length}`,
+    );
   });
 });

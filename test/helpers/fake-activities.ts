@@ -10,7 +10,12 @@ import type { ClusterHandle } from '../../src/domain/cluster.js';
  */
 export function fakeActivities(overrides: Partial<Activities> = {}) {
   const calls: string[] = [];
-  const handle = (name: string): ClusterHandle => ({ backend: 'local', name, dashboardUrl: 'http://127.0.0.1:1', owner: { experiment: 'x', workflowId: 'w', runId: 'r', attempt: 0 } });
+  const handle = (name: string): ClusterHandle => ({
+    backend: 'local',
+    name,
+    dashboardUrl: 'http://127.0.0.1:1',
+    owner: { experiment: 'x', workflowId: 'w', runId: 'r', attempt: 0 },
+  });
   const base: Activities = {
     preflight: async () => ({ checks: [{ name: 'fake', ok: true, detail: 'stand-in' }] }),
     verify: async () => ({ image: { verified: false, note: 'fake' }, plannedRayVersion: '2.60.0' }),
@@ -19,15 +24,40 @@ export function fakeActivities(overrides: Partial<Activities> = {}) {
     awaitJoin: async () => ({ nodes: [], workersAlive: 2, gpusRegistered: 2, headRayVersion: '2.60.0' }),
     proveSharedStorage: async () => ({ nodes: 3 }),
     allReduceCheck: async () => ({ ok: true, path: 'fake', world_size: 2, bus_bandwidth_gbps: 1 }),
-    train: async ({ spec }) => ({ finalStep: spec.trainer.totalTrainingSteps, lastCheckpointStep: spec.trainer.totalTrainingSteps, lastMetrics: {}, entrypoint: [] }),
-    validate: async ({ checkpointPath }) => ({ checkpoint: checkpointPath, step: 20, episodes: 32, seed: 123, success_rate: 0.75, mean_reward: 5, mean_actions: 4, records: [] }),
+    train: async ({ spec }) => ({
+      finalStep: spec.trainer.totalTrainingSteps,
+      lastCheckpointStep: spec.trainer.totalTrainingSteps,
+      lastMetrics: {},
+      entrypoint: [],
+    }),
+    validate: async ({ checkpointPath }) => ({
+      checkpoint: checkpointPath,
+      step: 20,
+      episodes: 32,
+      seed: 123,
+      success_rate: 0.75,
+      mean_reward: 5,
+      mean_actions: 4,
+      records: [],
+    }),
     hashCheckpoints: async () => ({ hashed: [], checkpoints: [] }),
-    archive: async ({ draft }) => ({ manifestPath: `/fake/${draft.temporal.workflowId}/manifest.json`, sha256: 'f'.repeat(64), checkpoints: 0 }),
+    archive: async ({ draft }) => ({
+      manifestPath: `/fake/${draft.temporal.workflowId}/manifest.json`,
+      sha256: 'f'.repeat(64),
+      checkpoints: 0,
+    }),
     teardown: async () => ({ alreadyGone: false }),
     reapClusters: async () => ({ startedAt: '', durationMs: 0, entries: [] }),
-    archiveSweep: async ({ manifest }) => ({ manifestPath: `/fake/${manifest.temporal.workflowId}/sweep.json`, csvPath: `/fake/${manifest.temporal.workflowId}/sweep.csv`, sha256: 'f'.repeat(64) }),
+    archiveSweep: async ({ manifest }) => ({
+      manifestPath: `/fake/${manifest.temporal.workflowId}/sweep.json`,
+      csvPath: `/fake/${manifest.temporal.workflowId}/sweep.csv`,
+      sha256: 'f'.repeat(64),
+    }),
     latestCompleteCheckpoint: async () => ({ checkpoints: [], untrusted: [] }),
-    archiveCampaign: async ({ draft }) => ({ manifestPath: `/fake/${draft.campaign}/campaign.json`, sha256: 'c'.repeat(64) }),
+    archiveCampaign: async ({ draft }) => ({
+      manifestPath: `/fake/${draft.campaign}/campaign.json`,
+      sha256: 'c'.repeat(64),
+    }),
   };
   const merged = { ...base, ...overrides };
   const recorded = Object.fromEntries(

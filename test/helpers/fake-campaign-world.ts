@@ -12,7 +12,10 @@ import { checkpointPath } from '../../src/domain/paths.js';
  * like the real activity, and fails where the test says; `latestCompleteCheckpoint` answers from the
  * list. The real activities are exercised by the fault-injection suite.
  */
-export function fakeCampaignWorld(client: () => Client, opts: { failAt?: (attempt: number, step: number) => boolean; stepMs?: number } = {}) {
+export function fakeCampaignWorld(
+  client: () => Client,
+  opts: { failAt?: (attempt: number, step: number) => boolean; stepMs?: number } = {},
+) {
   const saved = new Set<number>();
   const trains: { workflowId: string; resumeFrom?: string; checkpointDir: string; total: number }[] = [];
   const campaignManifests: Parameters<Activities['archiveCampaign']>[0][] = [];
@@ -20,15 +23,29 @@ export function fakeCampaignWorld(client: () => Client, opts: { failAt?: (attemp
     train: async ({ spec, resume, checkpointDir }) => {
       const ctx = Context.current();
       const workflowId = ctx.info.workflowExecution?.workflowId ?? '';
-      trains.push({ workflowId, resumeFrom: resume.mode === 'resume_path' ? resume.path : undefined, checkpointDir, total: spec.trainer.totalTrainingSteps });
+      trains.push({
+        workflowId,
+        resumeFrom: resume.mode === 'resume_path' ? resume.path : undefined,
+        checkpointDir,
+        total: spec.trainer.totalTrainingSteps,
+      });
       const attempt = trains.length;
       let step = resume.mode === 'resume_path' ? stepOfCheckpointPath(resume.path) : 0;
       while (step < spec.trainer.totalTrainingSteps) {
         step++;
         if (step % spec.trainer.saveFreq === 0 || step === spec.trainer.totalTrainingSteps) saved.add(step);
-        await client().workflow.getHandle(workflowId).signal('progress', { step, lastCheckpointStep: Math.max(0, ...[...saved].filter((s) => s <= step)) });
+        await client()
+          .workflow.getHandle(workflowId)
+          .signal('progress', {
+            step,
+            lastCheckpointStep: Math.max(0, ...[...saved].filter((s) => s <= step)),
+          });
         if (opts.failAt?.(attempt, step)) {
-          throw ApplicationFailure.create({ type: ErrorTypes.TrainingFailed, message: `stand-in trainer exited 1 at step ${step}`, nonRetryable: true });
+          throw ApplicationFailure.create({
+            type: ErrorTypes.TrainingFailed,
+            message: `stand-in trainer exited 1 at step ${step}`,
+            nonRetryable: true,
+          });
         }
         ctx.heartbeat();
         await ctx.sleep(opts.stepMs ?? 5);
@@ -39,7 +56,10 @@ export function fakeCampaignWorld(client: () => Client, opts: { failAt?: (attemp
       const steps = [...saved].sort((a, b) => a - b);
       const top = steps.at(-1);
       return {
-        latest: top === undefined ? undefined : { step: top, path: checkpointPath(checkpointDir, top), sha256: `sha-${top}` },
+        latest:
+          top === undefined
+            ? undefined
+            : { step: top, path: checkpointPath(checkpointDir, top), sha256: `sha-${top}` },
         checkpoints: steps.map((step) => ({ step, sha256: `sha-${step}` })),
         untrusted: [],
       };

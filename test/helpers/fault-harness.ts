@@ -56,7 +56,13 @@ export class FaultHarness {
   }
 
   async startServer(): Promise<void> {
-    this.server = await startDevServer({ temporalBin: loadConfig().temporalBin, dbFile: join(this.dir, 't.db'), port: this.port, uiPort: this.uiPort, logFile: join(this.dir, 'temporal.log') });
+    this.server = await startDevServer({
+      temporalBin: loadConfig().temporalBin,
+      dbFile: join(this.dir, 't.db'),
+      port: this.port,
+      uiPort: this.uiPort,
+      logFile: join(this.dir, 'temporal.log'),
+    });
   }
 
   async stopServer(): Promise<void> {
@@ -72,13 +78,20 @@ export class FaultHarness {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
       cwd: REPO_ROOT,
       stdio: ['ignore', log.fd, log.fd],
-      env: { ...process.env, TEMPORAL_ADDRESS: this.address, RAGEN_TASK_QUEUE: this.taskQueue, RAGEN_RUN_ROOT: this.runRoot, RAGEN_POLL_INTERVAL_MS: '1000' },
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: this.address,
+        RAGEN_TASK_QUEUE: this.taskQueue,
+        RAGEN_RUN_ROOT: this.runRoot,
+        RAGEN_POLL_INTERVAL_MS: '1000',
+      },
     });
     await log.close();
     this.worker = child;
     const deadline = Date.now() + 180_000;
     while (!(await readFile(logPath, 'utf8')).includes('worker: polling task queue')) {
-      if (child.exitCode !== null) throw new Error(`the worker exited with ${child.exitCode}; see ${logPath}`);
+      if (child.exitCode !== null)
+        throw new Error(`the worker exited with ${child.exitCode}; see ${logPath}`);
       if (Date.now() > deadline) throw new Error(`the worker did not start within 180 s; see ${logPath}`);
       await sleep(250);
     }
@@ -108,7 +121,11 @@ export class FaultHarness {
     const spec = testSpec({}, this.storage);
     spec.trainer.totalTrainingSteps = steps;
     spec.trainer.saveFreq = 2;
-    spec.trainer.overrides = { 'trainer.val_before_train': false, 'es_manager.val.env_groups': 8, ...overrides };
+    spec.trainer.overrides = {
+      'trainer.val_before_train': false,
+      'es_manager.val.env_groups': 8,
+      ...overrides,
+    };
     spec.validation.episodes = 16;
     // The file logger too: stepsLost reads every attempt's steps from <checkpoint dir>/metrics.jsonl.
     spec.trainer.loggers = ['console', 'file'];
@@ -116,9 +133,22 @@ export class FaultHarness {
     return spec;
   }
 
-  async startCampaign(id: string, spec: ExperimentSpec, budgets: Partial<CampaignBudgets> = {}): Promise<WorkflowHandle<typeof campaign>> {
-    const b: CampaignBudgets = { maxAttempts: 4, maxAttemptsWithoutNewCheckpoint: 2, historyEventsBeforeContinueAsNew: 2000, ...budgets };
-    return this.client.workflow.start<typeof campaign>('campaign', { taskQueue: this.taskQueue, workflowId: id, args: [{ spec, budgets: b, provenance: testInput().provenance }] });
+  async startCampaign(
+    id: string,
+    spec: ExperimentSpec,
+    budgets: Partial<CampaignBudgets> = {},
+  ): Promise<WorkflowHandle<typeof campaign>> {
+    const b: CampaignBudgets = {
+      maxAttempts: 4,
+      maxAttemptsWithoutNewCheckpoint: 2,
+      historyEventsBeforeContinueAsNew: 2000,
+      ...budgets,
+    };
+    return this.client.workflow.start<typeof campaign>('campaign', {
+      taskQueue: this.taskQueue,
+      workflowId: id,
+      args: [{ spec, budgets: b, provenance: testInput().provenance }],
+    });
   }
 
   checkpointDir(spec: ExperimentSpec, campaignId: string): string {
@@ -126,7 +156,12 @@ export class FaultHarness {
   }
 
   /** Poll the campaign's progress query until `predicate` holds. */
-  async waitForProgress(handle: WorkflowHandle, predicate: (p: CampaignProgress) => boolean, what: string, timeoutMs = 300_000): Promise<CampaignProgress> {
+  async waitForProgress(
+    handle: WorkflowHandle,
+    predicate: (p: CampaignProgress) => boolean,
+    what: string,
+    timeoutMs = 300_000,
+  ): Promise<CampaignProgress> {
     const deadline = Date.now() + timeoutMs;
     let last: CampaignProgress | undefined;
     while (Date.now() < deadline) {
@@ -142,12 +177,19 @@ export class FaultHarness {
   }
 
   /** Clusters of the local backend whose owner is this workflow id, read as the backend reads them. */
-  async clustersOf(workflowId: string): Promise<{ name: string; createdAt: string; pids: number[]; workerPids: number[] }[]> {
+  async clustersOf(
+    workflowId: string,
+  ): Promise<{ name: string; createdAt: string; pids: number[]; workerPids: number[] }[]> {
     const found = [];
     for (const name of await readdir(this.runRoot).catch(() => [] as string[])) {
       const state = await readState(clusterDir(this.runRoot, name)).catch(() => undefined); // half-written by a killed worker
       if (state?.owner.workflowId === workflowId) {
-        found.push({ name, createdAt: state.createdAt, pids: state.nodes.map((n) => n.pid), workerPids: state.nodes.filter((n) => n.role === 'worker').map((n) => n.pid) });
+        found.push({
+          name,
+          createdAt: state.createdAt,
+          pids: state.nodes.map((n) => n.pid),
+          workerPids: state.nodes.filter((n) => n.role === 'worker').map((n) => n.pid),
+        });
       }
     }
     return found;
@@ -159,7 +201,8 @@ export async function completedCheckpointHashes(checkpointDir: string): Promise<
   const tracker = await readTracker(checkpointDir);
   const out = new Map<number, string>();
   for (const step of await checkpointSteps(checkpointDir)) {
-    if (tracker !== undefined && step <= tracker) out.set(step, (await hashCheckpoint(checkpointDir, step)).sha256);
+    if (tracker !== undefined && step <= tracker)
+      out.set(step, (await hashCheckpoint(checkpointDir, step)).sha256);
   }
   return out;
 }

@@ -16,11 +16,19 @@ export interface Recording {
  * Runs one workflow on the time-skipping server and writes its history to
  * test/workflows/histories/<file>, for the replay tests. Shared by the record-*-history scripts.
  */
-export async function recordHistory(file: string, setup: (env: TestWorkflowEnvironment) => Recording): Promise<void> {
+export async function recordHistory(
+  file: string,
+  setup: (env: TestWorkflowEnvironment) => Recording,
+): Promise<void> {
   const env = await timeSkippingEnv();
   try {
     const { activities, workflowType, workflowId, args } = setup(env);
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: 'record', workflowBundle: await workflowBundle(), activities });
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: 'record',
+      workflowBundle: await workflowBundle(),
+      activities,
+    });
     const history = await worker.runUntil(async () => {
       const handle = await env.client.workflow.start(workflowType, { taskQueue: 'record', workflowId, args });
       await handle.result();

@@ -5,7 +5,13 @@ import { request } from 'node:https';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject, loadAllYaml } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  type KubernetesObject,
+  loadAllYaml,
+} from '@kubernetes/client-node';
 import { REPO_ROOT, loadConfig } from '../../src/config.js';
 import { freePorts } from '../../src/backends/local/ports.js';
 import { KubeletStandIn } from './kubelet-standin/index.js';
@@ -46,12 +52,16 @@ export interface KubeEnv {
 }
 
 async function shellVar(name: string): Promise<string> {
-  const { stdout } = await run('bash', ['-c', `source scripts/k8s/versions.sh && echo "$${name}"`], { cwd: REPO_ROOT });
+  const { stdout } = await run('bash', ['-c', `source scripts/k8s/versions.sh && echo "$${name}"`], {
+    cwd: REPO_ROOT,
+  });
   return stdout.trim();
 }
 
 /** Where build.sh puts etcd, kube-apiserver and the KubeRay operator; undefined when they are not built. */
-export async function kubeBinaries(): Promise<{ etcd: string; apiserver: string; operator: string } | undefined> {
+export async function kubeBinaries(): Promise<
+  { etcd: string; apiserver: string; operator: string } | undefined
+> {
   const bin = await shellVar('K8S_BIN');
   const etcd = join(bin, 'etcd');
   const apiserver = join(bin, 'kube-apiserver');
@@ -71,8 +81,19 @@ async function kuberayCrdPaths(): Promise<string[]> {
     // Go not on this path: the default module cache
   }
   return KUBERAY_CRDS.map((plural) => {
-    const path = join(modcache, 'github.com', 'ray-project', 'kuberay', `ray-operator@${version}`, 'config', 'crd', 'bases', `ray.io_${plural}.yaml`);
-    if (!existsSync(path)) throw new Error(`${path} missing: run bash scripts/k8s/build.sh (it downloads the KubeRay module)`);
+    const path = join(
+      modcache,
+      'github.com',
+      'ray-project',
+      'kuberay',
+      `ray-operator@${version}`,
+      'config',
+      'crd',
+      'bases',
+      `ray.io_${plural}.yaml`,
+    );
+    if (!existsSync(path))
+      throw new Error(`${path} missing: run bash scripts/k8s/build.sh (it downloads the KubeRay module)`);
     return path;
   });
 }
@@ -83,10 +104,51 @@ async function certificates(): Promise<string> {
   if (existsSync(join(dir, 'done'))) return dir;
   await mkdir(dir, { recursive: true });
   const ssl = (args: string[]) => run('openssl', args, { cwd: dir });
-  await ssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650', '-subj', '/CN=ragen-test-ca']);
+  await ssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '3650',
+    '-subj',
+    '/CN=ragen-test-ca',
+  ]);
   await writeFile(join(dir, 'san.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost,IP:10.0.0.1\n');
-  await ssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=kube-apiserver']);
-  await ssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '3650', '-extfile', 'san.cnf']);
+  await ssl([
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'server.key',
+    '-out',
+    'server.csr',
+    '-subj',
+    '/CN=kube-apiserver',
+  ]);
+  await ssl([
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'server.crt',
+    '-days',
+    '3650',
+    '-extfile',
+    'san.cnf',
+  ]);
   await ssl(['genrsa', '-out', 'sa.key', '2048']);
   await ssl(['rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
   await writeFile(join(dir, 'done'), '');
@@ -110,21 +172,36 @@ async function spawnLogged(bin: string, args: string[], logPath: string): Promis
   return child;
 }
 
-async function waitReady(url: string, ca: Buffer, token: string, timeoutMs: number, child: ChildProcess, logPath: string): Promise<void> {
+async function waitReady(
+  url: string,
+  ca: Buffer,
+  token: string,
+  timeoutMs: number,
+  child: ChildProcess,
+  logPath: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${url}: process exited with ${child.exitCode}; see ${logPath}\n${(await readFile(logPath, 'utf8')).slice(-3000)}`);
+    if (child.exitCode !== null)
+      throw new Error(
+        `${url}: process exited with ${child.exitCode}; see ${logPath}\n${(await readFile(logPath, 'utf8')).slice(-3000)}`,
+      );
     const ok = await new Promise<boolean>((done) => {
-      const req = request(url, { ca, headers: { authorization: `Bearer ${token}` }, timeout: 2000 }, (res) => {
-        res.resume();
-        done(res.statusCode === 200);
-      });
+      const req = request(
+        url,
+        { ca, headers: { authorization: `Bearer ${token}` }, timeout: 2000 },
+        (res) => {
+          res.resume();
+          done(res.statusCode === 200);
+        },
+      );
       req.on('error', () => done(false));
       req.on('timeout', () => req.destroy());
       req.end();
     });
     if (ok) return;
-    if (Date.now() > deadline) throw new Error(`${url} not ready within ${timeoutMs / 1000} s; see ${logPath}`);
+    if (Date.now() > deadline)
+      throw new Error(`${url} not ready within ${timeoutMs / 1000} s; see ${logPath}`);
     await sleep(250);
   }
 }
@@ -150,10 +227,15 @@ export const STANDIN_NODE = 'standin-gpu-node';
  * the identities, then the KubeRay operator and the stand-in kubelet (`kubelet: false` leaves both
  * out, for tests that need only the API).
  */
-export async function startKubeEnv(options: { namespace?: string; gpus?: number; kubelet?: boolean; storageDir?: string } = {}): Promise<KubeEnv> {
+export async function startKubeEnv(
+  options: { namespace?: string; gpus?: number; kubelet?: boolean; storageDir?: string } = {},
+): Promise<KubeEnv> {
   const started = Date.now();
   const bins = await kubeBinaries();
-  if (!bins) throw new Error('etcd/kube-apiserver/kuberay-operator are not built: run bash scripts/k8s/build.sh (scripts/test.sh does it)');
+  if (!bins)
+    throw new Error(
+      'etcd/kube-apiserver/kuberay-operator are not built: run bash scripts/k8s/build.sh (scripts/test.sh does it)',
+    );
   const namespace = options.namespace ?? 'ragen-test';
   const gpus = options.gpus ?? 2;
   const certs = await certificates();
@@ -214,7 +296,8 @@ export async function startKubeEnv(options: { namespace?: string; gpus?: number;
     await stopProcess(apiserver);
     await stopProcess(etcd);
     if (!process.env['KEEP_KUBE_ENV']) await rm(dir, { recursive: true, force: true });
-    if (!process.env['KEEP_KUBE_ENV'] && !options.storageDir) await rm(storageDir, { recursive: true, force: true });
+    if (!process.env['KEEP_KUBE_ENV'] && !options.storageDir)
+      await rm(storageDir, { recursive: true, force: true });
   };
   try {
     await startApiServer();
@@ -225,7 +308,8 @@ export async function startKubeEnv(options: { namespace?: string; gpus?: number;
 
     // loadAllYaml deserializes into client-node's models, which keep x-kubernetes-* extensions on create.
     const crds: KubernetesObject[] = [];
-    for (const path of await kuberayCrdPaths()) crds.push(...(loadAllYaml(await readFile(path, 'utf8')) as KubernetesObject[]));
+    for (const path of await kuberayCrdPaths())
+      crds.push(...(loadAllYaml(await readFile(path, 'utf8')) as KubernetesObject[]));
     const pvc = 'ragen-storage';
     await createAll(admin, [
       ...crds,
@@ -248,7 +332,12 @@ export async function startKubeEnv(options: { namespace?: string; gpus?: number;
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
         metadata: { name: pvc, namespace },
-        spec: { accessModes: ['ReadWriteMany'], storageClassName: '', volumeName: `${namespace}-${pvc}`, resources: { requests: { storage: '1Gi' } } },
+        spec: {
+          accessModes: ['ReadWriteMany'],
+          storageClassName: '',
+          volumeName: `${namespace}-${pvc}`,
+          resources: { requests: { storage: '1Gi' } },
+        },
       } as KubernetesObject,
       {
         apiVersion: 'v1',
@@ -262,14 +351,30 @@ export async function startKubeEnv(options: { namespace?: string; gpus?: number;
           claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: pvc },
         },
       } as KubernetesObject,
-      { apiVersion: 'v1', kind: 'Node', metadata: { name: STANDIN_NODE, labels: { 'ragen.dev/stand-in': 'true', 'kubernetes.io/hostname': STANDIN_NODE, 'kubernetes.io/os': 'linux' } } },
+      {
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: {
+          name: STANDIN_NODE,
+          labels: {
+            'ragen.dev/stand-in': 'true',
+            'kubernetes.io/hostname': STANDIN_NODE,
+            'kubernetes.io/os': 'linux',
+          },
+        },
+      },
     ]);
     // A kubelet would report capacity and the PV controller would bind the claim; here both go
     // through the status subresources.
     const core = admin.makeApiClient(CoreV1Api);
     const node = await core.readNode({ name: STANDIN_NODE });
     const capacity = { cpu: '16', memory: '64Gi', pods: '110', 'nvidia.com/gpu': String(gpus) };
-    node.status = { capacity, allocatable: capacity, addresses: [{ type: 'InternalIP', address: '10.87.0.1' }], conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }] };
+    node.status = {
+      capacity,
+      allocatable: capacity,
+      addresses: [{ type: 'InternalIP', address: '10.87.0.1' }],
+      conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }],
+    };
     await core.replaceNodeStatus({ name: STANDIN_NODE, body: node });
     const pv = await core.readPersistentVolume({ name: `${namespace}-${pvc}` });
     pv.status = { phase: 'Bound' };
@@ -279,14 +384,29 @@ export async function startKubeEnv(options: { namespace?: string; gpus?: number;
     await core.replaceNamespacedPersistentVolumeClaimStatus({ name: pvc, namespace, body: claim });
     await waitCrdEstablished(admin);
     if (options.kubelet !== false) {
-      kubelet = new KubeletStandIn({ kc: admin, nodeName: STANDIN_NODE, venvBin: dirname(loadConfig().rayBin) });
+      kubelet = new KubeletStandIn({
+        kc: admin,
+        nodeName: STANDIN_NODE,
+        venvBin: dirname(loadConfig().rayBin),
+      });
       await kubelet.start();
-      operator = await startKubeRayOperator(bins.operator, adminKubeconfig, join(dir, 'kuberay-operator.log'));
+      operator = await startKubeRayOperator(
+        bins.operator,
+        adminKubeconfig,
+        join(dir, 'kuberay-operator.log'),
+      );
     }
 
-    const token = await core.createNamespacedServiceAccountToken({ name: 'ragen-restricted', namespace, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+    const token = await core.createNamespacedServiceAccountToken({
+      name: 'ragen-restricted',
+      namespace,
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
     const restrictedKubeconfig = join(dir, 'restricted.kubeconfig');
-    await writeFile(restrictedKubeconfig, kubeconfigYaml(server, join(certs, 'ca.crt'), token.status?.token ?? '', 'ragen-restricted'));
+    await writeFile(
+      restrictedKubeconfig,
+      kubeconfigYaml(server, join(certs, 'ca.crt'), token.status?.token ?? '', 'ragen-restricted'),
+    );
     return {
       namespace,
       adminKubeconfig,
@@ -317,7 +437,11 @@ async function waitCrdEstablished(kc: KubeConfig): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (const plural of KUBERAY_CRDS) {
     for (;;) {
-      const crd = (await api.read({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `${plural}.ray.io` } })) as KubernetesObject & {
+      const crd = (await api.read({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: `${plural}.ray.io` },
+      })) as KubernetesObject & {
         status?: { conditions?: { type: string; status: string }[] };
       };
       if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
@@ -326,4 +450,3 @@ async function waitCrdEstablished(kc: KubeConfig): Promise<void> {
     }
   }
 }
-

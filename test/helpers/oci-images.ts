@@ -18,19 +18,35 @@ function headers(t: PushTarget, extra: Record<string, string> = {}): Record<stri
 
 async function pushBlob(t: PushTarget, bytes: Buffer): Promise<{ digest: string; size: number }> {
   const digest = sha256(bytes);
-  const start = await fetch(`${t.baseUrl}/v2/${t.repository}/blobs/uploads/`, { method: 'POST', headers: headers(t) });
+  const start = await fetch(`${t.baseUrl}/v2/${t.repository}/blobs/uploads/`, {
+    method: 'POST',
+    headers: headers(t),
+  });
   if (start.status !== 202) throw new Error(`blob upload start: HTTP ${start.status} ${await start.text()}`);
   const location = new URL(start.headers.get('location') ?? '', t.baseUrl);
   location.searchParams.set('digest', digest);
-  const put = await fetch(location, { method: 'PUT', body: bytes, headers: headers(t, { 'content-type': 'application/octet-stream' }) });
+  const put = await fetch(location, {
+    method: 'PUT',
+    body: bytes,
+    headers: headers(t, { 'content-type': 'application/octet-stream' }),
+  });
   if (put.status !== 201) throw new Error(`blob upload: HTTP ${put.status} ${await put.text()}`);
   return { digest, size: bytes.length };
 }
 
-async function pushManifest(t: PushTarget, mediaType: string, body: unknown, tag?: string): Promise<{ digest: string; size: number }> {
+async function pushManifest(
+  t: PushTarget,
+  mediaType: string,
+  body: unknown,
+  tag?: string,
+): Promise<{ digest: string; size: number }> {
   const bytes = Buffer.from(JSON.stringify(body));
   const digest = sha256(bytes);
-  const res = await fetch(`${t.baseUrl}/v2/${t.repository}/manifests/${tag ?? digest}`, { method: 'PUT', body: bytes, headers: headers(t, { 'content-type': mediaType }) });
+  const res = await fetch(`${t.baseUrl}/v2/${t.repository}/manifests/${tag ?? digest}`, {
+    method: 'PUT',
+    body: bytes,
+    headers: headers(t, { 'content-type': mediaType }),
+  });
   if (res.status !== 201) throw new Error(`manifest put: HTTP ${res.status} ${await res.text()}`);
   return { digest, size: bytes.length };
 }
@@ -61,22 +77,51 @@ export async function pushImage(t: PushTarget, content: ImageContent, tag?: stri
   const manifest = {
     schemaVersion: 2,
     mediaType,
-    config: { mediaType: content.docker ? 'application/vnd.docker.container.image.v1+json' : 'application/vnd.oci.image.config.v1+json', ...configDesc },
-    layers: [{ mediaType: content.docker ? 'application/vnd.docker.image.rootfs.diff.tar.gzip' : 'application/vnd.oci.image.layer.v1.tar+gzip', ...layerDesc }],
+    config: {
+      mediaType: content.docker
+        ? 'application/vnd.docker.container.image.v1+json'
+        : 'application/vnd.oci.image.config.v1+json',
+      ...configDesc,
+    },
+    layers: [
+      {
+        mediaType: content.docker
+          ? 'application/vnd.docker.image.rootfs.diff.tar.gzip'
+          : 'application/vnd.oci.image.layer.v1.tar+gzip',
+        ...layerDesc,
+      },
+    ],
   };
   return (await pushManifest(t, mediaType, manifest, tag)).digest;
 }
 
 /** An OCI index over several single-platform images; returns the index and each platform's digest. */
-export async function pushIndex(t: PushTarget, platforms: Record<string, ImageContent>, tag?: string): Promise<{ digest: string; platforms: Record<string, string> }> {
+export async function pushIndex(
+  t: PushTarget,
+  platforms: Record<string, ImageContent>,
+  tag?: string,
+): Promise<{ digest: string; platforms: Record<string, string> }> {
   const entries = [];
   const digests: Record<string, string> = {};
   for (const [architecture, content] of Object.entries(platforms)) {
     const digest = await pushImage(t, { ...content, architecture });
-    const res = await fetch(`${t.baseUrl}/v2/${t.repository}/manifests/${digest}`, { method: 'HEAD', headers: headers(t, { accept: MEDIA_TYPES.ociManifest }) });
-    entries.push({ mediaType: MEDIA_TYPES.ociManifest, digest, size: Number(res.headers.get('content-length')), platform: { os: 'linux', architecture } });
+    const res = await fetch(`${t.baseUrl}/v2/${t.repository}/manifests/${digest}`, {
+      method: 'HEAD',
+      headers: headers(t, { accept: MEDIA_TYPES.ociManifest }),
+    });
+    entries.push({
+      mediaType: MEDIA_TYPES.ociManifest,
+      digest,
+      size: Number(res.headers.get('content-length')),
+      platform: { os: 'linux', architecture },
+    });
     digests[architecture] = digest;
   }
-  const index = await pushManifest(t, MEDIA_TYPES.ociIndex, { schemaVersion: 2, mediaType: MEDIA_TYPES.ociIndex, manifests: entries }, tag);
+  const index = await pushManifest(
+    t,
+    MEDIA_TYPES.ociIndex,
+    { schemaVersion: 2, mediaType: MEDIA_TYPES.ociIndex, manifests: entries },
+    tag,
+  );
   return { digest: index.digest, platforms: digests };
 }

@@ -27,13 +27,16 @@ export async function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
 
 function authSection(auth: RegistryAuthMode, dir: string): string {
-  if (auth.kind === 'htpasswd') return `auth:\n  htpasswd:\n    realm: test-registry\n    path: ${join(dir, 'htpasswd')}\n`;
+  if (auth.kind === 'htpasswd')
+    return `auth:\n  htpasswd:\n    realm: test-registry\n    path: ${join(dir, 'htpasswd')}\n`;
   if (auth.kind === 'token') {
     return `auth:\n  token:\n    realm: ${auth.realm}\n    service: ${auth.service}\n    issuer: ${auth.issuer}\n    rootcertbundle: ${auth.rootCertBundle}\n`;
   }
@@ -49,7 +52,9 @@ export async function startRegistry(auth: RegistryAuthMode = { kind: 'none' }): 
   }
   const config = `version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: ${join(dir, 'data')}\nhttp:\n  addr: 127.0.0.1:${port}\n${authSection(auth, dir)}`;
   await writeFile(join(dir, 'config.yml'), config);
-  const child: ChildProcess = spawn('docker-registry', ['serve', join(dir, 'config.yml')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn('docker-registry', ['serve', join(dir, 'config.yml')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const host = `127.0.0.1:${port}`;
@@ -57,7 +62,10 @@ export async function startRegistry(auth: RegistryAuthMode = { kind: 'none' }): 
   const deadline = Date.now() + 15_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`docker-registry exited (${child.exitCode}): ${stderr}`);
-    const ok = await fetch(`${baseUrl}/v2/`).then((r) => [200, 401].includes(r.status), () => false);
+    const ok = await fetch(`${baseUrl}/v2/`).then(
+      (r) => [200, 401].includes(r.status),
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > deadline) throw new Error(`docker-registry did not answer on ${host}: ${stderr}`);
     await new Promise((r) => setTimeout(r, 100));

@@ -9,7 +9,8 @@ export async function rayProcesses(): Promise<string[]> {
       const cmd = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).replace(/\0/g, ' ');
       const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
       if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (/raylet|gcs_server|default_worker\.py|ray start/.test(cmd)) found.push(`${pid} ${cmd.slice(0, 120)}`);
+      if (/raylet|gcs_server|default_worker\.py|ray start/.test(cmd))
+        found.push(`${pid} ${cmd.slice(0, 120)}`);
     } catch {
       // exited while listing
     }

@@ -10,11 +10,23 @@ import { recordHistory } from './history-recorder.js';
 import { testInput, testSpec } from './specs.js';
 
 await recordHistory('campaign-resumed.json', (env) => {
-  const world = fakeCampaignWorld(() => env.client, { failAt: (attempt, step) => attempt === 1 && step === 15 });
+  const world = fakeCampaignWorld(() => env.client, {
+    failAt: (attempt, step) => attempt === 1 && step === 15,
+  });
   return {
     activities: fakeActivities(world.overrides).activities,
     workflowType: 'campaign',
     workflowId: 'recorded-campaign',
-    args: [{ spec: testSpec(), budgets: { maxAttempts: 3, maxAttemptsWithoutNewCheckpoint: 2, historyEventsBeforeContinueAsNew: 2000 }, provenance: testInput().provenance }],
+    args: [
+      {
+        spec: testSpec(),
+        budgets: {
+          maxAttempts: 3,
+          maxAttemptsWithoutNewCheckpoint: 2,
+          historyEventsBeforeContinueAsNew: 2000,
+        },
+        provenance: testInput().provenance,
+      },
+    ],
   };
 });

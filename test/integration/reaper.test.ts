@@ -33,26 +33,53 @@ after(async () => {
 async function withWorker<T>(fn: (taskQueue: string) => Promise<T>): Promise<T> {
   const config = { ...loadConfig(), RAGEN_RUN_ROOT: runRoot, RAGEN_POLL_INTERVAL_MS: 1000 };
   const taskQueue = uniqueId('reaper');
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: createActivities(activityDeps(config, env.client)) });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities: createActivities(activityDeps(config, env.client)),
+  });
   return worker.runUntil(fn(taskQueue));
 }
 
 const reaperPass = (taskQueue: string, graceSeconds: number): Promise<ReaperReport> =>
-  env.client.workflow.execute<typeof reaper>('reaper', { taskQueue, workflowId: uniqueId('reaper-pass'), args: [{ graceSeconds }] });
+  env.client.workflow.execute<typeof reaper>('reaper', {
+    taskQueue,
+    workflowId: uniqueId('reaper-pass'),
+    args: [{ graceSeconds }],
+  });
 
 /** A cluster state written by the local backend's own writer, without processes (a stand-in for a leak). */
 async function plantState(name: string, workflowId: string, createdAt: string): Promise<void> {
   const owner = { experiment: 'planted', workflowId, runId: 'r', attempt: 0 };
-  await writeState(clusterDir(runRoot, name), { name, owner, createdAt, nodeIp: '127.0.0.2', gcsPort: 1, dashboardUrl: 'http://127.0.0.1:1', tempDir: join(runRoot, 'planted'), complete: true, nodes: [] });
+  await writeState(clusterDir(runRoot, name), {
+    name,
+    owner,
+    createdAt,
+    nodeIp: '127.0.0.2',
+    gcsPort: 1,
+    dashboardUrl: 'http://127.0.0.1:1',
+    tempDir: join(runRoot, 'planted'),
+    complete: true,
+    nodes: [],
+  });
 }
 
-const exists = (p: string) => stat(p).then(() => true, () => false);
+const exists = (p: string) =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
 
 describe('reaper (real dev server, local backend)', () => {
   it('keeps clusters of running owners, deletes orphans, reports malformed ones', async () => {
     await withWorker(async (taskQueue) => {
       // An owner that runs: an experiment on a queue no worker serves stays RUNNING.
-      const running = await env.client.workflow.start<typeof experiment>('experiment', { taskQueue: uniqueId('unserved'), workflowId: uniqueId('owner'), args: [testInput()] });
+      const running = await env.client.workflow.start<typeof experiment>('experiment', {
+        taskQueue: uniqueId('unserved'),
+        workflowId: uniqueId('owner'),
+        args: [testInput()],
+      });
       const old = new Date(Date.now() - 3_600_000).toISOString();
       await plantState('owned-by-running', running.workflowId, old);
       await plantState('orphan', 'no-such-workflow', old);
@@ -67,7 +94,10 @@ describe('reaper (real dev server, local backend)', () => {
         else assert.equal(by['orphan'], undefined, 'deleted clusters are gone from the listing');
       }
       assert.ok(await exists(join(clusterDir(runRoot, 'owned-by-running'), STATE_FILE)));
-      assert.ok(await exists(join(clusterDir(runRoot, 'malformed'), STATE_FILE)), 'a malformed cluster is reported, not deleted');
+      assert.ok(
+        await exists(join(clusterDir(runRoot, 'malformed'), STATE_FILE)),
+        'a malformed cluster is reported, not deleted',
+      );
       assert.ok(!(await exists(join(clusterDir(runRoot, 'orphan'), STATE_FILE))));
       await running.terminate('test done');
       await rm(join(runRoot, 'malformed'), { recursive: true });
@@ -80,8 +110,17 @@ describe('reaper (real dev server, local backend)', () => {
       const spec = testSpec({}, storage);
       spec.trainer.totalTrainingSteps = 2000; // long enough to still be training when terminated
       spec.trainer.saveFreq = 500;
-      const handle = await env.client.workflow.start<typeof experiment>('experiment', { taskQueue, workflowId: uniqueId('terminated'), args: [testInput(spec)] });
-      for (let i = 0; i < 240 && (await handle.query<{ stage: string; lastStep: number }>('status')).lastStep < 1; i++) await new Promise((r) => setTimeout(r, 500));
+      const handle = await env.client.workflow.start<typeof experiment>('experiment', {
+        taskQueue,
+        workflowId: uniqueId('terminated'),
+        args: [testInput(spec)],
+      });
+      for (
+        let i = 0;
+        i < 240 && (await handle.query<{ stage: string; lastStep: number }>('status')).lastStep < 1;
+        i++
+      )
+        await new Promise((r) => setTimeout(r, 500));
       const status = await handle.query<{ stage: string }>('status');
       assert.equal(status.stage, 'train');
       const terminatedAt = Date.now();
@@ -92,7 +131,9 @@ describe('reaper (real dev server, local backend)', () => {
       assert.match(deleted?.reason ?? '', /terminated/);
       assert.deepEqual(await clusterProcesses(deleted?.cluster ?? ''), []);
       assert.deepEqual(await rayProcesses(), []);
-      console.log(`reaper: terminate -> cluster gone in ${((Date.now() - terminatedAt) / 1000).toFixed(1)} s (pass ${report.durationMs} ms)`);
+      console.log(
+        `reaper: terminate -> cluster gone in ${((Date.now() - terminatedAt) / 1000).toFixed(1)} s (pass ${report.durationMs} ms)`,
+      );
     });
   });
 });

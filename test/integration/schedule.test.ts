@@ -40,49 +40,87 @@ let trainingReleased = false;
 function standInActivities() {
   return fakeActivities({
     train: async ({ spec }) => {
-      if (spec.trainer.seedTrain === FAILING_SEED) throw ApplicationFailure.create({ type: ErrorTypes.TrainingFailed, message: 'stand-in failure', nonRetryable: true });
+      if (spec.trainer.seedTrain === FAILING_SEED)
+        throw ApplicationFailure.create({
+          type: ErrorTypes.TrainingFailed,
+          message: 'stand-in failure',
+          nonRetryable: true,
+        });
       const ctx = Context.current();
       while (!trainingReleased) {
         ctx.heartbeat();
         await ctx.sleep(200);
       }
-      return { finalStep: spec.trainer.totalTrainingSteps, lastCheckpointStep: spec.trainer.totalTrainingSteps, lastMetrics: {}, entrypoint: [] };
+      return {
+        finalStep: spec.trainer.totalTrainingSteps,
+        lastCheckpointStep: spec.trainer.totalTrainingSteps,
+        lastMetrics: {},
+        entrypoint: [],
+      };
     },
   }).activities;
 }
 
-async function waitFor(what: string, id: string, ok: (d: ScheduleDescription) => boolean, seconds = 30): Promise<ScheduleDescription> {
+async function waitFor(
+  what: string,
+  id: string,
+  ok: (d: ScheduleDescription) => boolean,
+  seconds = 30,
+): Promise<ScheduleDescription> {
   const handle = env.client.schedule.getHandle(id);
   for (let i = 0; i < seconds * 4; i++) {
     const d = await handle.describe();
     if (ok(d)) return d;
     await sleep(250);
   }
-  assert.fail(`schedule ${id}: timed out waiting for ${what}: ${JSON.stringify((await handle.describe()).info)}`);
+  assert.fail(
+    `schedule ${id}: timed out waiting for ${what}: ${JSON.stringify((await handle.describe()).info)}`,
+  );
 }
 
 describe('schedules on the real dev server (stand-in activities)', () => {
   it('fires on a short interval, and overlap skip keeps a second run from starting while one runs', async () => {
     const taskQueue = uniqueId('sched');
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: standInActivities() });
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: await workflowBundle(),
+      activities: standInActivities(),
+    });
     const scheduleId = uniqueId('every-2s');
     await worker.runUntil(async () => {
-      await createSchedule(env.client, parseScheduleRequest({ scheduleId, every: '2s' }), { kind: 'experiment', input: testInput(testSpec({}, storage)) }, taskQueue);
+      await createSchedule(
+        env.client,
+        parseScheduleRequest({ scheduleId, every: '2s' }),
+        { kind: 'experiment', input: testInput(testSpec({}, storage)) },
+        taskQueue,
+      );
       const first = await waitFor('the first fire', scheduleId, (d) => d.info.numActionsTaken >= 1);
       assert.equal(first.policies.overlap, 'SKIP');
       assert.equal(first.policies.catchupWindow, 60_000);
       assert.equal(first.policies.pauseOnFailure, true);
       // While the first run trains, the fires every 2 s are skipped.
-      const skipped = await waitFor('skipped fires', scheduleId, (d) => d.info.numActionsSkippedOverlap >= 2, 20);
+      const skipped = await waitFor(
+        'skipped fires',
+        scheduleId,
+        (d) => d.info.numActionsSkippedOverlap >= 2,
+        20,
+      );
       assert.equal(skipped.info.numActionsTaken, 1, 'no second run started while one was running');
       assert.equal(skipped.info.runningActions.length, 1);
       await triggerSchedule(env.client, scheduleId);
       const afterTrigger = await env.client.schedule.getHandle(scheduleId).describe();
-      assert.equal(afterTrigger.info.runningActions.length, 1, 'a manual trigger obeys the schedule overlap policy too');
+      assert.equal(
+        afterTrigger.info.runningActions.length,
+        1,
+        'a manual trigger obeys the schedule overlap policy too',
+      );
       const runningId = afterTrigger.info.runningActions[0]?.workflow.workflowId ?? '';
       assert.match(runningId, /^experiment-sokoban-test-/);
 
-      const cli = await run('npx', ['tsx', 'src/cli.ts', 'schedule', 'describe', scheduleId], { env: { ...process.env, TEMPORAL_ADDRESS: env.address } });
+      const cli = await run('npx', ['tsx', 'src/cli.ts', 'schedule', 'describe', scheduleId], {
+        env: { ...process.env, TEMPORAL_ADDRESS: env.address },
+      });
       assert.match(cli.stdout, /overlap SKIP, catch-up window 60 s, pause on failure true/);
       assert.match(cli.stdout, /1 taken, \d+ skipped \(overlap\), 1 running/);
 
@@ -98,11 +136,21 @@ describe('schedules on the real dev server (stand-in activities)', () => {
 
   it('pauses a sweep schedule after a failed sweep (pauseOnFailure)', async () => {
     const taskQueue = uniqueId('sched-fail');
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: standInActivities() });
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: await workflowBundle(),
+      activities: standInActivities(),
+    });
     const scheduleId = uniqueId('nightly');
     const input = sweepInput(seedSweep([FAILING_SEED, 1], { failureBudget: 1 }, storage));
     await worker.runUntil(async () => {
-      await createSchedule(env.client, parseScheduleRequest({ scheduleId, cron: '0 2 * * *' }), { kind: 'sweep', input }, taskQueue);
+      await createSchedule(
+        env.client,
+        parseScheduleRequest({ scheduleId, cron: '0 2 * * *' }),
+        { kind: 'sweep', input },
+        taskQueue,
+      );
       await triggerSchedule(env.client, scheduleId);
       const paused = await waitFor('the pause after the failed sweep', scheduleId, (d) => d.state.paused, 60);
       const sweepId = paused.info.recentActions[0]?.action.workflow.workflowId ?? '';
@@ -118,7 +166,10 @@ describe('schedules on the real dev server (stand-in activities)', () => {
     const bad = join(storage, 'bad-sweep.yaml');
     await writeFile(bad, 'name: bad\nbase: base.yaml\nparameters:\n  grid:\n    trainer.seedTrian: [1, 2]\n');
     const good = join(storage, 'good-sweep.yaml');
-    await writeFile(good, 'name: good\nbase: base.yaml\nparameters:\n  grid:\n    trainer.seedTrain: [1, 2]\n');
+    await writeFile(
+      good,
+      'name: good\nbase: base.yaml\nparameters:\n  grid:\n    trainer.seedTrain: [1, 2]\n',
+    );
     const cases: [string[], RegExp][] = [
       [['sweep', '--embedded', bad], /trainer\.seedTrian: unknown field/],
       [['schedule', 'create', 'nightly', bad, '--every', '1h'], /trainer\.seedTrian: unknown field/],
@@ -126,7 +177,9 @@ describe('schedules on the real dev server (stand-in activities)', () => {
       [['schedule', 'create', 'nightly', good, '--cron', '0 2 * * *', '--overlap', 'sometimes'], /overlap/],
     ];
     for (const [args, expected] of cases) {
-      const failed = await run('npx', ['tsx', 'src/cli.ts', ...args], { env: { ...process.env, TEMPORAL_ADDRESS: '127.0.0.1:1' } }).then(
+      const failed = await run('npx', ['tsx', 'src/cli.ts', ...args], {
+        env: { ...process.env, TEMPORAL_ADDRESS: '127.0.0.1:1' },
+      }).then(
         () => assert.fail(`accepted: ${args.join(' ')}`),
         (err: { code: number; stderr: string }) => err,
       );

@@ -35,18 +35,43 @@ describe('sweep on the real dev server, real Ray, real payload (local backend)',
   it('runs two real experiments one at a time, ranks them by real validation success and archives sweep.json + sweep.csv', async () => {
     const config = { ...loadConfig(), RAGEN_RUN_ROOT: runRoot, RAGEN_POLL_INTERVAL_MS: 1000 };
     const taskQueue = uniqueId('it-sweep');
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities: createActivities(activityDeps(config, env.client)) });
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: await workflowBundle(),
+      activities: createActivities(activityDeps(config, env.client)),
+    });
     const base = testSpec({}, storage);
     base.trainer.saveFreq = 2;
     base.validation.episodes = 16;
-    const spec = parseSweepMapping({ name: 'steps-sweep', base, parameters: { grid: { 'trainer.totalTrainingSteps': [2, 6] } }, concurrency: 1 }, 'test');
+    const spec = parseSweepMapping(
+      {
+        name: 'steps-sweep',
+        base,
+        parameters: { grid: { 'trainer.totalTrainingSteps': [2, 6] } },
+        concurrency: 1,
+      },
+      'test',
+    );
     const started = Date.now();
-    const result = await worker.runUntil(env.client.workflow.execute<typeof sweep>('sweep', { taskQueue, workflowId: uniqueId('it-sweep-wf'), args: [sweepInput(spec)] }));
-    console.log(`real 2-child sweep: ${((Date.now() - started) / 1000).toFixed(1)} s; ranked ${result.ranked.map((r) => `#${r.index} ${r.successRate}`).join(', ')}`);
+    const result = await worker.runUntil(
+      env.client.workflow.execute<typeof sweep>('sweep', {
+        taskQueue,
+        workflowId: uniqueId('it-sweep-wf'),
+        args: [sweepInput(spec)],
+      }),
+    );
+    console.log(
+      `real 2-child sweep: ${((Date.now() - started) / 1000).toFixed(1)} s; ranked ${result.ranked.map((r) => `#${r.index} ${r.successRate}`).join(', ')}`,
+    );
     assert.equal(result.succeeded, 2, JSON.stringify(result, null, 2));
     assert.equal(result.maxRunning, 1);
     const rates = result.ranked.map((r) => r.successRate ?? NaN);
-    assert.deepEqual(rates, [...rates].sort((a, b) => b - a), 'best first');
+    assert.deepEqual(
+      rates,
+      [...rates].sort((a, b) => b - a),
+      'best first',
+    );
     for (const row of result.ranked) {
       // The ranked value is the one the child's own manifest records.
       const manifest = ManifestSchema.parse(JSON.parse(await readFile(row.manifestPath ?? '', 'utf8')));
@@ -58,7 +83,10 @@ describe('sweep on the real dev server, real Ray, real payload (local backend)',
     assert.deepEqual(archived.children, result.ranked);
     const csv = (await readFile(result.csvPath ?? '', 'utf8')).trim().split('\n');
     assert.equal(csv.length, 3);
-    assert.match(csv[1] ?? '', new RegExp(`^1,${result.ranked[0]?.index},succeeded,${result.ranked[0]?.successRate},`));
+    assert.match(
+      csv[1] ?? '',
+      new RegExp(`^1,${result.ranked[0]?.index},succeeded,${result.ranked[0]?.successRate},`),
+    );
     assert.deepEqual(await rayProcesses(), [], 'every child tore its cluster down');
   });
 });

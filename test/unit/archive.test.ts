@@ -12,7 +12,10 @@ async function draftWithCheckpoints(root: string, steps: number[], tracker: numb
   const checkpointDir = join(root, 'ckpt');
   for (const step of steps) {
     await mkdir(join(checkpointDir, `global_step_${step}`, 'actor'), { recursive: true });
-    await writeFile(join(checkpointDir, `global_step_${step}`, 'actor', 'model_world_size_2_rank_0.npz'), `weights ${step}`);
+    await writeFile(
+      join(checkpointDir, `global_step_${step}`, 'actor', 'model_world_size_2_rank_0.npz'),
+      `weights ${step}`,
+    );
   }
   await writeFile(join(checkpointDir, 'latest_checkpointed_iteration.txt'), String(tracker));
   const spec = testSpec({}, root);
@@ -49,7 +52,10 @@ describe('archive', () => {
       'one heartbeat per hashed file',
     );
     const manifest = JSON.parse(await readFile(first.manifestPath, 'utf8'));
-    assert.deepEqual(manifest.checkpoints.map((c: { step: number }) => c.step), [10, 20]);
+    assert.deepEqual(
+      manifest.checkpoints.map((c: { step: number }) => c.step),
+      [10, 20],
+    );
     assert.match(manifest.checkpoints[0].files[0].sha256, /^[0-9a-f]{64}$/);
     const again = await archive({ draft, archiveDir: join(root, 'archive') });
     assert.equal(again.sha256, first.sha256, 'a retry with the same content succeeds');
@@ -61,7 +67,10 @@ describe('archive', () => {
     const { run: archive } = inActivityContext(createArchive());
     const first = await archive({ draft, archiveDir: join(root, 'archive') });
     const before = await readFile(first.manifestPath, 'utf8');
-    await assert.rejects(archive({ draft: { ...draft, outcome: 'failed' }, archiveDir: join(root, 'archive') }), /already exists/);
+    await assert.rejects(
+      archive({ draft: { ...draft, outcome: 'failed' }, archiveDir: join(root, 'archive') }),
+      /already exists/,
+    );
     assert.equal(await readFile(first.manifestPath, 'utf8'), before);
   });
 });

@@ -8,12 +8,19 @@ describe('campaign spec', () => {
   it('is an experiment spec plus optional budgets with defaults', () => {
     const spec = parseCampaignSpec(`${validSpecYaml()}campaign:\n  maxAttempts: 3\n`);
     assert.equal(spec.experiment.name, 'sokoban-test');
-    assert.deepEqual(spec.budgets, { maxAttempts: 3, maxAttemptsWithoutNewCheckpoint: 2, historyEventsBeforeContinueAsNew: 2000 });
+    assert.deepEqual(spec.budgets, {
+      maxAttempts: 3,
+      maxAttemptsWithoutNewCheckpoint: 2,
+      historyEventsBeforeContinueAsNew: 2000,
+    });
   });
 
   it('names bad budget and experiment fields together', () => {
     assert.throws(
-      () => parseCampaignSpec(`${validSpecYaml().replace('nnodes: 2', 'nnodes: 4')}campaign:\n  maxAttempts: 0\n  retries: 3\n`),
+      () =>
+        parseCampaignSpec(
+          `${validSpecYaml().replace('nnodes: 2', 'nnodes: 4')}campaign:\n  maxAttempts: 0\n  retries: 3\n`,
+        ),
       (err: unknown) => {
         assert.ok(err instanceof SpecError);
         assert.match(err.message, /campaign\.maxAttempts: .*>0|campaign\.maxAttempts: .*greater than 0/i);

@@ -18,7 +18,15 @@ describe('entrypoint argv', () => {
   });
 
   it('quotes each argument so a shell sees exactly the same argv', () => {
-    const argv = ['printf', '%s\\n', "it's", 'a b', '$(rm -rf /)', "trainer.logger=['console','file']", '`x`;&|'];
+    const argv = [
+      'printf',
+      '%s\\n',
+      "it's",
+      'a b',
+      '$(rm -rf /)',
+      "trainer.logger=['console','file']",
+      '`x`;&|',
+    ];
     const out = execFileSync('/bin/sh', ['-c', shellQuote(argv)], { encoding: 'utf8' });
     assert.deepEqual(out.trimEnd().split('\n'), argv.slice(2));
   });

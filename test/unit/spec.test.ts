@@ -48,7 +48,9 @@ describe('ExperimentSpec loading', () => {
   });
 
   it('refuses a per-node GPU shape verl cannot place', () => {
-    const yaml = validSpecYaml().replace('nnodes: 2', 'nnodes: 1').replace('nGpusPerNode: 1', 'nGpusPerNode: 2');
+    const yaml = validSpecYaml()
+      .replace('nnodes: 2', 'nnodes: 1')
+      .replace('nGpusPerNode: 1', 'nGpusPerNode: 2');
     const issues = issuesOf(yaml);
     assert.equal(issues[0]?.field, 'cluster.workerGroups[0].gpusPerWorker');
   });
@@ -60,19 +62,26 @@ describe('ExperimentSpec loading', () => {
   });
 
   it('accepts an image pinned by digest, keeping a tag as a record', () => {
-    const spec = parseExperimentSpec(`${validSpecYaml()}image: docker.io/rayproject/ray:2.60.0@sha256:${'a'.repeat(64)}\n`);
+    const spec = parseExperimentSpec(
+      `${validSpecYaml()}image: docker.io/rayproject/ray:2.60.0@sha256:${'a'.repeat(64)}\n`,
+    );
     assert.ok(spec.image?.endsWith('a'.repeat(64)));
   });
 
   it('refuses a relative storage path', () => {
-    const issues = issuesOf(validSpecYaml().replace('checkpointDir: /tmp/ragen-test/checkpoints', 'checkpointDir: checkpoints'));
+    const issues = issuesOf(
+      validSpecYaml().replace('checkpointDir: /tmp/ragen-test/checkpoints', 'checkpointDir: checkpoints'),
+    );
     assert.equal(issues[0]?.field, 'storage.checkpointDir');
     assert.match(issues[0]?.message ?? '', /absolute path/);
   });
 
   it('names a missing required field', () => {
     const issues = issuesOf(validSpecYaml().replace('rayVersion: 2.60.0\n', ''));
-    assert.deepEqual(issues.map((i) => i.field), ['rayVersion']);
+    assert.deepEqual(
+      issues.map((i) => i.field),
+      ['rayVersion'],
+    );
     assert.match(issues[0]?.message ?? '', /required/);
   });
 });

@@ -2,10 +2,19 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseStepLine, summarizeTrainLog } from '../../src/activities/train-log.js';
 
-describe("verl console line parser", () => {
+describe('verl console line parser', () => {
   it('reads step and metrics, with a Ray log prefix and numpy 2 values', () => {
-    const parsed = parseStepLine('(TaskRunner pid=123, ip=10.0.0.1) step:7 - train/CoordSokoban/success:0.5 - val-env/CoordSokoban/pass@1:np.float64(0.25) - timing_s/step:0.2');
-    assert.deepEqual(parsed, { step: 7, metrics: { 'train/CoordSokoban/success': 0.5, 'val-env/CoordSokoban/pass@1': 0.25, 'timing_s/step': 0.2 } });
+    const parsed = parseStepLine(
+      '(TaskRunner pid=123, ip=10.0.0.1) step:7 - train/CoordSokoban/success:0.5 - val-env/CoordSokoban/pass@1:np.float64(0.25) - timing_s/step:0.2',
+    );
+    assert.deepEqual(parsed, {
+      step: 7,
+      metrics: {
+        'train/CoordSokoban/success': 0.5,
+        'val-env/CoordSokoban/pass@1': 0.25,
+        'timing_s/step': 0.2,
+      },
+    });
   });
 
   it('ignores lines that are not step lines', () => {
@@ -14,14 +23,21 @@ describe("verl console line parser", () => {
   });
 
   it('summarizes the last step and early stops', () => {
-    const logs = ['step:0 - val-env/CoordSokoban/success:0.1', 'step:1 - critic/score/mean:1', 'step:2 - early_stopped/reward_variance_collapse:1.0', ''].join('\n');
+    const logs = [
+      'step:0 - val-env/CoordSokoban/success:0.1',
+      'step:1 - critic/score/mean:1',
+      'step:2 - early_stopped/reward_variance_collapse:1.0',
+      '',
+    ].join('\n');
     const summary = summarizeTrainLog(logs);
     assert.equal(summary.lastStep, 2);
     assert.deepEqual(summary.earlyStopped, ['early_stopped/reward_variance_collapse']);
   });
 
   it('does not take an early_stopped/* metric logged as 0 for a stop', () => {
-    const summary = summarizeTrainLog('step:1 - early_stopped/empty_filtered_steps:0.0 - critic/score/mean:1\n');
+    const summary = summarizeTrainLog(
+      'step:1 - early_stopped/empty_filtered_steps:0.0 - critic/score/mean:1\n',
+    );
     assert.deepEqual(summary.earlyStopped, []);
   });
 });

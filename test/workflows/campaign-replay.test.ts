@@ -5,7 +5,9 @@ import { workflowBundle } from '../helpers/temporal.js';
 
 describe('campaign determinism', () => {
   it('replays a recorded campaign history (a failed attempt, then a resumed one) with the current code', async () => {
-    const json: unknown = JSON.parse(await readFile(new URL('./histories/campaign-resumed.json', import.meta.url), 'utf8'));
+    const json: unknown = JSON.parse(
+      await readFile(new URL('./histories/campaign-resumed.json', import.meta.url), 'utf8'),
+    );
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, json, 'recorded-campaign');
   });
 });

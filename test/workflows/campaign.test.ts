@@ -3,7 +3,12 @@ import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import type { CampaignBudgets, CampaignInput, CampaignProgress, CampaignResult } from '../../src/domain/campaign.js';
+import type {
+  CampaignBudgets,
+  CampaignInput,
+  CampaignProgress,
+  CampaignResult,
+} from '../../src/domain/campaign.js';
 import { ErrorTypes } from '../../src/domain/error-types.js';
 import type { WorkflowStatus } from '../../src/domain/workflow-status.js';
 import type { campaign } from '../../src/workflows/campaign.js';
@@ -21,7 +26,12 @@ after(async () => {
   await env?.teardown();
 });
 
-const budgets = (b: Partial<CampaignBudgets> = {}): CampaignBudgets => ({ maxAttempts: 5, maxAttemptsWithoutNewCheckpoint: 2, historyEventsBeforeContinueAsNew: 2000, ...b });
+const budgets = (b: Partial<CampaignBudgets> = {}): CampaignBudgets => ({
+  maxAttempts: 5,
+  maxAttemptsWithoutNewCheckpoint: 2,
+  historyEventsBeforeContinueAsNew: 2000,
+  ...b,
+});
 
 function campaignInput(b: Partial<CampaignBudgets> = {}, total = 20): CampaignInput {
   const spec = testSpec();
@@ -30,13 +40,26 @@ function campaignInput(b: Partial<CampaignBudgets> = {}, total = 20): CampaignIn
   return { spec, budgets: budgets(b), provenance: testInput().provenance };
 }
 
-async function runCampaign(world: ReturnType<typeof fakeCampaignWorld>, input: CampaignInput, during?: (id: string, calls: string[]) => Promise<void>) {
+async function runCampaign(
+  world: ReturnType<typeof fakeCampaignWorld>,
+  input: CampaignInput,
+  during?: (id: string, calls: string[]) => Promise<void>,
+) {
   const { activities, calls } = fakeActivities(world.overrides);
   const taskQueue = uniqueId('tq-campaign');
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities,
+  });
   const workflowId = uniqueId('campaign');
   const outcome = await worker.runUntil(async () => {
-    const handle = await env.client.workflow.start<typeof campaign>('campaign', { taskQueue, workflowId, args: [input] });
+    const handle = await env.client.workflow.start<typeof campaign>('campaign', {
+      taskQueue,
+      workflowId,
+      args: [input],
+    });
     if (during) await during(workflowId, calls);
     try {
       return { result: await handle.result(), error: undefined };
@@ -53,7 +76,11 @@ function failure(error: unknown): { type?: string; result?: CampaignResult } {
   return { type: cause.type ?? undefined, result: cause.details?.[0] as CampaignResult | undefined };
 }
 
-async function waitFor(id: string, predicate: (p: CampaignProgress) => boolean, what: string): Promise<CampaignProgress> {
+async function waitFor(
+  id: string,
+  predicate: (p: CampaignProgress) => boolean,
+  what: string,
+): Promise<CampaignProgress> {
   const handle = env.client.workflow.getHandle(id);
   for (let i = 0; i < 300; i++) {
     try {
@@ -69,12 +96,21 @@ async function waitFor(id: string, predicate: (p: CampaignProgress) => boolean, 
 
 describe('campaign workflow (time-skipping server, stand-in trainer and storage)', () => {
   it('resumes the next attempt from the latest complete checkpoint after a training failure, with lineage', async () => {
-    const world = fakeCampaignWorld(() => env.client, { failAt: (attempt, step) => attempt === 1 && step === 15 });
+    const world = fakeCampaignWorld(() => env.client, {
+      failAt: (attempt, step) => attempt === 1 && step === 15,
+    });
     const { result, calls, workflowId } = await runCampaign(world, campaignInput());
     assert.equal(result?.outcome, 'succeeded', JSON.stringify(result));
     assert.equal(result?.attempts.length, 2);
-    assert.deepEqual(world.trains.map((t) => t.resumeFrom?.split('/').at(-1)), [undefined, 'global_step_10']);
-    assert.equal(new Set(world.trains.map((t) => t.checkpointDir)).size, 1, 'all attempts share the campaign checkpoint dir');
+    assert.deepEqual(
+      world.trains.map((t) => t.resumeFrom?.split('/').at(-1)),
+      [undefined, 'global_step_10'],
+    );
+    assert.equal(
+      new Set(world.trains.map((t) => t.checkpointDir)).size,
+      1,
+      'all attempts share the campaign checkpoint dir',
+    );
     const [a1, a2] = result?.attempts ?? [];
     assert.equal(a1?.workflowId, `${workflowId}-a1`);
     assert.equal(a1?.ended.type, ErrorTypes.TrainingFailed);
@@ -84,34 +120,51 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
     assert.equal(calls.filter((c) => c === 'teardown').length, 2, 'each attempt tears its cluster down');
     const draft = world.campaignManifests.at(-1)?.draft;
     assert.equal(draft?.outcome, 'succeeded');
-    assert.deepEqual(draft?.attempts.map((a) => a.manifestPath), [`/fake/${workflowId}-a1/manifest.json`, `/fake/${workflowId}-a2/manifest.json`]);
+    assert.deepEqual(
+      draft?.attempts.map((a) => a.manifestPath),
+      [`/fake/${workflowId}-a1/manifest.json`, `/fake/${workflowId}-a2/manifest.json`],
+    );
     assert.ok((result?.gpuSeconds ?? 0) > 0);
   });
 
   it('fails with CampaignStalled after maxAttemptsWithoutNewCheckpoint attempts without a new checkpoint', async () => {
-    const world = fakeCampaignWorld(() => env.client, { failAt: (attempt, step) => step === (attempt === 1 ? 12 : 11) });
+    const world = fakeCampaignWorld(() => env.client, {
+      failAt: (attempt, step) => step === (attempt === 1 ? 12 : 11),
+    });
     const { error } = await runCampaign(world, campaignInput({ maxAttemptsWithoutNewCheckpoint: 2 }));
     const { type, result } = failure(error);
     assert.equal(type, ErrorTypes.CampaignStalled);
     // Attempt 1 made checkpoint 10; attempts 2 and 3 resumed from it and made none.
-    assert.deepEqual(result?.attempts.map((a) => a.startedFromStep), [0, 10, 10]);
+    assert.deepEqual(
+      result?.attempts.map((a) => a.startedFromStep),
+      [0, 10, 10],
+    );
     assert.match(result?.reason ?? '', /2 attempts in a row ended without a new checkpoint/);
     assert.equal(world.campaignManifests.at(-1)?.draft.outcome, 'failed');
   });
 
   it('fails with CampaignAttemptsExhausted after maxAttempts, even while checkpoints advance', async () => {
-    const world = fakeCampaignWorld(() => env.client, { failAt: (attempt, step) => step === attempt * 10 + 1 });
+    const world = fakeCampaignWorld(() => env.client, {
+      failAt: (attempt, step) => step === attempt * 10 + 1,
+    });
     const { error } = await runCampaign(world, campaignInput({ maxAttempts: 2 }, 40));
     const { type, result } = failure(error);
     assert.equal(type, ErrorTypes.CampaignAttemptsExhausted);
     assert.equal(result?.attempts.length, 2);
-    assert.deepEqual(result?.attempts.map((a) => a.checkpointStepAfter), [10, 20]);
+    assert.deepEqual(
+      result?.attempts.map((a) => a.checkpointStepAfter),
+      [10, 20],
+    );
   });
 
   it('fails at once on a failure no attempt can fix (storage not writable), creating nothing', async () => {
     const world = fakeCampaignWorld(() => env.client);
     world.overrides.preflight = async () => {
-      throw ApplicationFailure.create({ type: ErrorTypes.StorageNotWritable, message: 'stand-in: storage not writable', nonRetryable: true });
+      throw ApplicationFailure.create({
+        type: ErrorTypes.StorageNotWritable,
+        message: 'stand-in: storage not writable',
+        nonRetryable: true,
+      });
     };
     const { error, calls } = await runCampaign(world, campaignInput());
     const { type, result } = failure(error);
@@ -123,7 +176,11 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
   it('fails at once when the all-reduce probe cannot be loaded on the image: one attempt, one cluster', async () => {
     const world = fakeCampaignWorld(() => env.client);
     world.overrides.allReduceCheck = async () => {
-      throw ApplicationFailure.create({ type: ErrorTypes.ProbeUnavailable, message: 'stand-in: ragen_probes.allreduce: No module named numpy', nonRetryable: true });
+      throw ApplicationFailure.create({
+        type: ErrorTypes.ProbeUnavailable,
+        message: 'stand-in: ragen_probes.allreduce: No module named numpy',
+        nonRetryable: true,
+      });
     };
     const { error, calls } = await runCampaign(world, campaignInput());
     const { type, result } = failure(error);
@@ -133,13 +190,27 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
   });
 
   it('continues as new past the history threshold without losing lineage', async () => {
-    const world = fakeCampaignWorld(() => env.client, { failAt: (attempt, step) => step === attempt * 10 + 1 && attempt < 3 });
-    const { result, error, workflowId } = await runCampaign(world, campaignInput({ historyEventsBeforeContinueAsNew: 10 }, 30));
+    const world = fakeCampaignWorld(() => env.client, {
+      failAt: (attempt, step) => step === attempt * 10 + 1 && attempt < 3,
+    });
+    const { result, error, workflowId } = await runCampaign(
+      world,
+      campaignInput({ historyEventsBeforeContinueAsNew: 10 }, 30),
+    );
     assert.equal(error, undefined, String(error));
     assert.equal(result?.outcome, 'succeeded', JSON.stringify(result));
-    assert.deepEqual(result?.attempts.map((a) => a.workflowId), [1, 2, 3].map((n) => `${workflowId}-a${n}`));
-    assert.deepEqual(result?.attempts.map((a) => a.startedFromStep), [0, 10, 20]);
-    assert.ok((result?.historyEventsPerRun.length ?? 0) >= 3, `runs: ${JSON.stringify(result?.historyEventsPerRun)}`);
+    assert.deepEqual(
+      result?.attempts.map((a) => a.workflowId),
+      [1, 2, 3].map((n) => `${workflowId}-a${n}`),
+    );
+    assert.deepEqual(
+      result?.attempts.map((a) => a.startedFromStep),
+      [0, 10, 20],
+    );
+    assert.ok(
+      (result?.historyEventsPerRun.length ?? 0) >= 3,
+      `runs: ${JSON.stringify(result?.historyEventsPerRun)}`,
+    );
     const runs = result?.historyEventsPerRun ?? [];
     const lastRun = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events?.length ?? 0;
     assert.ok(lastRun < runs.reduce((a, b) => a + b, 0), 'the last run starts a fresh history');
@@ -160,7 +231,10 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
       await handle.signal('resume'); // the signal of before the Updates is still accepted
     });
     assert.equal(result?.outcome, 'succeeded', JSON.stringify(result));
-    assert.deepEqual(result?.attempts.map((a) => a.outcome), ['paused', 'succeeded']);
+    assert.deepEqual(
+      result?.attempts.map((a) => a.outcome),
+      ['paused', 'succeeded'],
+    );
     assert.equal(result?.attempts[1]?.startedFrom?.split('/').at(-1), 'global_step_20');
     assert.equal(result?.attempts[1]?.previousEnded?.type, 'paused');
   });
@@ -175,7 +249,9 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
         assert.match(String(err.cause?.message), /positive whole number of steps, not -5/);
         return true;
       });
-      await assert.rejects(handle.executeUpdate(resumeUpdate), (err: Error) => /not paused/.test(String((err.cause as Error | undefined)?.message)));
+      await assert.rejects(handle.executeUpdate(resumeUpdate), (err: Error) =>
+        /not paused/.test(String((err.cause as Error | undefined)?.message)),
+      );
       const extended = await handle.executeUpdate(extendUpdate, { args: [10] });
       assert.equal(extended.totalTrainingSteps, 30);
       const status = await handle.query<WorkflowStatus>('status');
@@ -184,7 +260,10 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
     });
     assert.equal(result?.outcome, 'succeeded');
     assert.equal(result?.finalStep, 30);
-    assert.deepEqual(world.trains.map((t) => t.total), [20, 30]);
+    assert.deepEqual(
+      world.trains.map((t) => t.total),
+      [20, 30],
+    );
     assert.equal(world.trains[1]?.resumeFrom?.split('/').at(-1), 'global_step_20');
   });
 

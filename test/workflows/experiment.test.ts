@@ -22,13 +22,26 @@ after(async () => {
 });
 
 /** Run the experiment workflow against fake activities; returns the result or the failure. */
-async function runWith(overrides: Partial<Activities>, input: ExperimentInput = testInput(), during?: (id: string) => Promise<void>) {
+async function runWith(
+  overrides: Partial<Activities>,
+  input: ExperimentInput = testInput(),
+  during?: (id: string) => Promise<void>,
+) {
   const { activities, calls } = fakeActivities(overrides);
   const taskQueue = uniqueId('tq');
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities,
+  });
   const workflowId = uniqueId('wf');
   const outcome = await worker.runUntil(async () => {
-    const handle = await env.client.workflow.start<typeof experiment>('experiment', { taskQueue, workflowId, args: [input] });
+    const handle = await env.client.workflow.start<typeof experiment>('experiment', {
+      taskQueue,
+      workflowId,
+      args: [input],
+    });
     if (during) await during(workflowId);
     try {
       return { result: await handle.result(), error: undefined };
@@ -52,12 +65,26 @@ function failureResult(error: unknown): { type?: string; result?: ExperimentResu
 describe('experiment workflow (time-skipping server, fake activities)', () => {
   it('runs the eight stages in order and records each outcome', async () => {
     const { result, calls } = await runWith({});
-    assert.deepEqual(calls, ['preflight', 'verify', 'submitCluster', 'awaitJoin', 'allReduceCheck', 'train', 'validate', 'hashCheckpoints', 'archive', 'teardown']);
+    assert.deepEqual(calls, [
+      'preflight',
+      'verify',
+      'submitCluster',
+      'awaitJoin',
+      'allReduceCheck',
+      'train',
+      'validate',
+      'hashCheckpoints',
+      'archive',
+      'teardown',
+    ]);
     assert.equal(result?.outcome, 'succeeded');
     assert.equal(result?.training.outcome, 'succeeded');
     assert.equal(result?.validation.successRate, 0.75);
     assert.equal(result?.teardown.outcome, 'succeeded');
-    assert.deepEqual(result?.stages.map((s) => s.stage), ['preflight', 'verify', 'submit', 'join', 'train', 'validate', 'archive', 'teardown']);
+    assert.deepEqual(
+      result?.stages.map((s) => s.stage),
+      ['preflight', 'verify', 'submit', 'join', 'train', 'validate', 'archive', 'teardown'],
+    );
   });
 
   it('creates nothing and tears nothing down when preflight fails', async () => {
@@ -108,12 +135,17 @@ describe('experiment workflow (time-skipping server, fake activities)', () => {
   it('retries an unavailable registry in verify, then fails clearly; an unknown image is not retried; no cluster either way', async () => {
     const down = await runWith({
       verify: async () => {
-        throw registryUnavailable('registry 127.0.0.1:1 unreachable at http://127.0.0.1:1/v2/ragen/manifests/sha256:0 (stand-in)');
+        throw registryUnavailable(
+          'registry 127.0.0.1:1 unreachable at http://127.0.0.1:1/v2/ragen/manifests/sha256:0 (stand-in)',
+        );
       },
     });
     assert.equal(down.calls.filter((c) => c === 'verify').length, 5, 'the quick profile tries 5 times');
     assert.equal(failureResult(down.error).type, 'RegistryUnavailable');
-    assert.match(String((down.error as WorkflowFailedError).cause?.message), /registry 127\.0\.0\.1:1 unreachable/);
+    assert.match(
+      String((down.error as WorkflowFailedError).cause?.message),
+      /registry 127\.0\.0\.1:1 unreachable/,
+    );
     assert.ok(!down.calls.includes('submitCluster'));
     const missing = await runWith({ verify: permanent(ErrorTypes.ImageNotFound) });
     assert.equal(missing.calls.filter((c) => c === 'verify').length, 1);
@@ -142,7 +174,12 @@ describe('experiment workflow (time-skipping server, fake activities)', () => {
     const { result, calls } = await runWith({
       allReduceCheck: async () => {
         checks++;
-        if (checks === 1) throw ApplicationFailure.create({ type: ErrorTypes.AllReduceFailed, message: 'sum mismatch (stand-in)', nonRetryable: true });
+        if (checks === 1)
+          throw ApplicationFailure.create({
+            type: ErrorTypes.AllReduceFailed,
+            message: 'sum mismatch (stand-in)',
+            nonRetryable: true,
+          });
         return { ok: true, path: 'fake', world_size: 2, bus_bandwidth_gbps: 1 };
       },
     });
@@ -183,14 +220,18 @@ describe('experiment workflow (time-skipping server, fake activities)', () => {
     ['validate', 'validate'],
   ] as const) {
     it(`tears down and archives when cancelled during ${stage}`, async () => {
-      const { error, calls } = await runWith({ [activity]: heartbeatUntilCancelled }, testInput(), async (workflowId) => {
-        const handle = env.client.workflow.getHandle(workflowId);
-        for (let i = 0; i < 100; i++) {
-          if ((await handle.query<string>('stage')) === stage) break;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        await handle.cancel();
-      });
+      const { error, calls } = await runWith(
+        { [activity]: heartbeatUntilCancelled },
+        testInput(),
+        async (workflowId) => {
+          const handle = env.client.workflow.getHandle(workflowId);
+          for (let i = 0; i < 100; i++) {
+            if ((await handle.query<string>('stage')) === stage) break;
+            await new Promise((r) => setTimeout(r, 100));
+          }
+          await handle.cancel();
+        },
+      );
       assert.ok(error instanceof WorkflowFailedError);
       assert.equal(error.cause?.name, 'CancelledFailure');
       assert.deepEqual(calls.slice(-2), ['archive', 'teardown']);

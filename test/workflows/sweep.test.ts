@@ -37,10 +37,24 @@ function trackedActivities(overrides: Partial<Activities> = {}, trainMs = 30) {
     },
     train: async ({ spec }) => {
       await new Promise((r) => setTimeout(r, trainMs));
-      return { finalStep: spec.trainer.totalTrainingSteps, lastCheckpointStep: spec.trainer.totalTrainingSteps, lastMetrics: {}, entrypoint: [] };
+      return {
+        finalStep: spec.trainer.totalTrainingSteps,
+        lastCheckpointStep: spec.trainer.totalTrainingSteps,
+        lastMetrics: {},
+        entrypoint: [],
+      };
     },
     // Stand-in success rate from the child's seed, so the ranking has something to order.
-    validate: async ({ spec, checkpointPath }) => ({ checkpoint: checkpointPath, step: 1, episodes: 8, seed: spec.validation.seed, success_rate: (spec.trainer.seedTrain % 7) / 10, mean_reward: 0, mean_actions: 0, records: [] }),
+    validate: async ({ spec, checkpointPath }) => ({
+      checkpoint: checkpointPath,
+      step: 1,
+      episodes: 8,
+      seed: spec.validation.seed,
+      success_rate: (spec.trainer.seedTrain % 7) / 10,
+      mean_reward: 0,
+      mean_actions: 0,
+      records: [],
+    }),
     teardown: async () => {
       track.active--;
       track.tornDown++;
@@ -48,23 +62,43 @@ function trackedActivities(overrides: Partial<Activities> = {}, trainMs = 30) {
     },
     archiveSweep: async ({ manifest }) => {
       track.archived.push(manifest);
-      return { manifestPath: `/fake/${manifest.temporal.workflowId}/sweep.json`, csvPath: `/fake/${manifest.temporal.workflowId}/sweep.csv`, sha256: 'f'.repeat(64) };
+      return {
+        manifestPath: `/fake/${manifest.temporal.workflowId}/sweep.json`,
+        csvPath: `/fake/${manifest.temporal.workflowId}/sweep.csv`,
+        sha256: 'f'.repeat(64),
+      };
     },
     ...overrides,
   });
   return { activities, calls, track };
 }
 
-async function runSweep(input: SweepInput, activities: Activities, during?: (workflowId: string) => Promise<void>, skipTime = true) {
+async function runSweep(
+  input: SweepInput,
+  activities: Activities,
+  during?: (workflowId: string) => Promise<void>,
+  skipTime = true,
+) {
   const taskQueue = uniqueId('sweep-tq');
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities, maxConcurrentWorkflowTaskExecutions: 50 });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities,
+    maxConcurrentWorkflowTaskExecutions: 50,
+  });
   const workflowId = uniqueId('sweep');
   return worker.runUntil(async () => {
-    const handle = await env.client.workflow.start<typeof sweep>('sweep', { taskQueue, workflowId, args: [input] });
+    const handle = await env.client.workflow.start<typeof sweep>('sweep', {
+      taskQueue,
+      workflowId,
+      args: [input],
+    });
     if (during) await during(workflowId);
     // Without skipping, the test server cannot jump to a 1-hour deadline timer while the child
     // experiments are cancelling it (it races the cancel and fails the child's workflow task).
-    while (!skipTime && (await handle.describe()).status.name === 'RUNNING') await new Promise((r) => setTimeout(r, 100));
+    while (!skipTime && (await handle.describe()).status.name === 'RUNNING')
+      await new Promise((r) => setTimeout(r, 100));
     try {
       return { result: await handle.result(), error: undefined, workflowId, handle };
     } catch (error) {
@@ -97,8 +131,14 @@ describe('sweep workflow (time-skipping server, fake child activities)', () => {
     const expected = expandSweep(spec)
       .map((p, index) => ({ index, value: ((p['trainer.seedTrain'] as number) % 7) / 10 }))
       .sort((a, b) => b.value - a.value || a.index - b.index);
-    assert.deepEqual(result.ranked.map((r) => r.index), expected.map((e) => e.index));
-    assert.deepEqual(result.ranked.map((r) => r.rank), expected.map((_, i) => i + 1));
+    assert.deepEqual(
+      result.ranked.map((r) => r.index),
+      expected.map((e) => e.index),
+    );
+    assert.deepEqual(
+      result.ranked.map((r) => r.rank),
+      expected.map((_, i) => i + 1),
+    );
     for (const row of result.ranked) {
       assert.match(row.workflowId, new RegExp(`^${workflowId}-${row.index}-[0-9a-f]{8}$`));
       assert.equal(row.manifestPath, `/fake/${row.workflowId}/manifest.json`);
@@ -115,21 +155,40 @@ describe('sweep workflow (time-skipping server, fake child activities)', () => {
   it('ranks with direction min; answers the status query every workflow kind answers', async () => {
     const { activities } = trackedActivities();
     let status: WorkflowStatus | undefined;
-    const { result } = await runSweep(sweepInput(seedSweep(seeds(5), { concurrency: 5, objective: { metric: 'validation.successRate', direction: 'min' } })), activities, async (id) => {
-      status = await env.client.workflow.getHandle(id).query<WorkflowStatus>('status');
-    });
+    const { result } = await runSweep(
+      sweepInput(
+        seedSweep(seeds(5), {
+          concurrency: 5,
+          objective: { metric: 'validation.successRate', direction: 'min' },
+        }),
+      ),
+      activities,
+      async (id) => {
+        status = await env.client.workflow.getHandle(id).query<WorkflowStatus>('status');
+      },
+    );
     assert.equal(status?.kind, 'sweep');
     assert.equal(status?.kind === 'sweep' && status.total, 5);
     const values = result?.ranked.map((r) => r.successRate ?? NaN) ?? [];
-    assert.deepEqual(values, [...values].sort((a, b) => a - b));
+    assert.deepEqual(
+      values,
+      [...values].sort((a, b) => a - b),
+    );
   });
 
   it('stops starting children once the failure budget is spent; running ones finish; the sweep fails', async () => {
     const failing = async () => {
-      throw ApplicationFailure.create({ type: ErrorTypes.TrainingFailed, message: 'stand-in training failure', nonRetryable: true });
+      throw ApplicationFailure.create({
+        type: ErrorTypes.TrainingFailed,
+        message: 'stand-in training failure',
+        nonRetryable: true,
+      });
     };
     const sequential = trackedActivities({ train: failing });
-    const one = await runSweep(sweepInput(seedSweep(seeds(10), { concurrency: 1, failureBudget: 2 })), sequential.activities);
+    const one = await runSweep(
+      sweepInput(seedSweep(seeds(10), { concurrency: 1, failureBudget: 2 })),
+      sequential.activities,
+    );
     const { type, result } = failedSweep(one.error);
     assert.equal(type, ErrorTypes.SweepFailureBudgetExhausted);
     assert.equal(sequential.track.started, 2, 'no child started after the second failure');
@@ -138,12 +197,22 @@ describe('sweep workflow (time-skipping server, fake child activities)', () => {
     assert.equal(result?.stoppedByFailureBudget, true);
     assert.equal(sequential.track.tornDown, 2, 'each failed child tore its cluster down');
     assert.match(result?.ranked[0]?.error ?? '', /stand-in training failure/);
-    assert.equal(sequential.track.archived[0]?.outcome, 'failed', 'the sweep manifest is archived on failure too');
+    assert.equal(
+      sequential.track.archived[0]?.outcome,
+      'failed',
+      'the sweep manifest is archived on failure too',
+    );
 
     const parallel = trackedActivities({ train: failing });
-    const many = await runSweep(sweepInput(seedSweep(seeds(20), { concurrency: 4, failureBudget: 2 })), parallel.activities);
+    const many = await runSweep(
+      sweepInput(seedSweep(seeds(20), { concurrency: 4, failureBudget: 2 })),
+      parallel.activities,
+    );
     const r = failedSweep(many.error).result;
-    assert.ok(parallel.track.started <= 2 + 4 - 1, `at most budget + concurrency - 1 started, saw ${parallel.track.started}`);
+    assert.ok(
+      parallel.track.started <= 2 + 4 - 1,
+      `at most budget + concurrency - 1 started, saw ${parallel.track.started}`,
+    );
     assert.equal(r?.failed, parallel.track.started, 'running children finished and were counted');
     assert.equal(parallel.track.active, 0);
   });
@@ -152,8 +221,22 @@ describe('sweep workflow (time-skipping server, fake child activities)', () => {
     let n = 0;
     const { activities, track } = trackedActivities({
       validate: async ({ spec, checkpointPath }) => {
-        if (++n === 2) throw ApplicationFailure.create({ type: ErrorTypes.ValidationFailed, message: 'stand-in', nonRetryable: true });
-        return { checkpoint: checkpointPath, step: 1, episodes: 8, seed: 1, success_rate: spec.trainer.seedTrain / 1000, mean_reward: 0, mean_actions: 0, records: [] };
+        if (++n === 2)
+          throw ApplicationFailure.create({
+            type: ErrorTypes.ValidationFailed,
+            message: 'stand-in',
+            nonRetryable: true,
+          });
+        return {
+          checkpoint: checkpointPath,
+          step: 1,
+          episodes: 8,
+          seed: 1,
+          success_rate: spec.trainer.seedTrain / 1000,
+          mean_reward: 0,
+          mean_actions: 0,
+          records: [],
+        };
       },
     });
     const { result } = await runSweep(sweepInput(seedSweep(seeds(4), { concurrency: 1 })), activities);
@@ -163,7 +246,11 @@ describe('sweep workflow (time-skipping server, fake child activities)', () => {
     const failedRow = result?.ranked.at(-1);
     assert.equal(failedRow?.outcome, 'failed');
     assert.equal(failedRow?.rank, undefined);
-    assert.equal(failedRow?.manifestPath, `/fake/${failedRow?.workflowId}/manifest.json`, "a failed child's manifest path is kept");
+    assert.equal(
+      failedRow?.manifestPath,
+      `/fake/${failedRow?.workflowId}/manifest.json`,
+      "a failed child's manifest path is kept",
+    );
   });
 
   it('cancelling the sweep cancels every running child and waits for each teardown', async () => {
@@ -174,12 +261,17 @@ describe('sweep workflow (time-skipping server, fake child activities)', () => {
         return heartbeatUntilCancelled();
       },
     });
-    const { error, result, handle } = await runSweep(sweepInput(seedSweep(seeds(6), { concurrency: 3 })), activities, async (workflowId) => {
-      const h = env.client.workflow.getHandle(workflowId);
-      // Cancel once every running child is in training (the test server races cancels of activities that are just completing).
-      for (let i = 0; i < 200 && training < 3; i++) await new Promise((r) => setTimeout(r, 50));
-      await h.cancel();
-    }, false);
+    const { error, result, handle } = await runSweep(
+      sweepInput(seedSweep(seeds(6), { concurrency: 3 })),
+      activities,
+      async (workflowId) => {
+        const h = env.client.workflow.getHandle(workflowId);
+        // Cancel once every running child is in training (the test server races cancels of activities that are just completing).
+        for (let i = 0; i < 200 && training < 3; i++) await new Promise((r) => setTimeout(r, 50));
+        await h.cancel();
+      },
+      false,
+    );
     assert.equal(result, undefined);
     assert.ok(error instanceof WorkflowFailedError);
     assert.equal((await handle.describe()).status.name, 'CANCELLED');
@@ -202,12 +294,18 @@ describe('sweep workflow (time-skipping server, fake child activities)', () => {
     assert.ok(result);
     assert.equal(result.total, 1000);
     assert.equal(result.succeeded, 1000);
-    assert.equal(new Set(result.ranked.map((r) => r.index)).size, 1000, 'every child result was kept across runs');
+    assert.equal(
+      new Set(result.ranked.map((r) => r.index)).size,
+      1000,
+      'every child result was kept across runs',
+    );
     assert.equal(new Set(result.ranked.map((r) => r.workflowId)).size, 1000);
     assert.ok(result.runs > 1, `continued as new (${result.runs} runs)`);
     assert.equal(track.started, 1000, 'no child ran twice across continue-as-new');
     assert.ok(track.maxActive <= 50);
     const history = await handle.fetchHistory();
-    console.log(`1000-child sweep: ${seconds.toFixed(1)} s, ${result.runs} runs, last run ${history.events?.length} events, ${(1000 / seconds).toFixed(1)} children/s`);
+    console.log(
+      `1000-child sweep: ${seconds.toFixed(1)} s, ${result.runs} runs, last run ${history.events?.length} events, ${(1000 / seconds).toFixed(1)} children/s`,
+    );
   });
 });

@@ -19,8 +19,16 @@ function condition(obj: RayClusterObject, type: string): RayClusterCondition | u
  * which KubeRay leaves at `ready` after pods die. Absent counters mean 0 (KubeRay omits zeros).
  */
 export function interpretRayCluster(obj: RayClusterObject | undefined, ref: string): CrVerdict {
-  if (!obj) return { phase: 'gone', message: `RayCluster ${ref} does not exist: it was deleted outside this workflow (it is not re-created)` };
-  if (obj.metadata.deletionTimestamp) return { phase: 'gone', message: `RayCluster ${ref} is being deleted (since ${obj.metadata.deletionTimestamp}) outside this workflow's teardown; it is not re-created` };
+  if (!obj)
+    return {
+      phase: 'gone',
+      message: `RayCluster ${ref} does not exist: it was deleted outside this workflow (it is not re-created)`,
+    };
+  if (obj.metadata.deletionTimestamp)
+    return {
+      phase: 'gone',
+      message: `RayCluster ${ref} is being deleted (since ${obj.metadata.deletionTimestamp}) outside this workflow's teardown; it is not re-created`,
+    };
   const failure = condition(obj, 'ReplicaFailure');
   if (failure?.status === 'True') {
     return {
@@ -29,7 +37,9 @@ export function interpretRayCluster(obj: RayClusterObject | undefined, ref: stri
       message: `RayCluster ${ref} reports ReplicaFailure: ${failure.reason ?? 'unknown reason'}${failure.message ? `: ${failure.message}` : ''}`,
     };
   }
-  const suspended = ['RayClusterSuspended', 'RayClusterSuspending'].find((type) => condition(obj, type)?.status === 'True');
+  const suspended = ['RayClusterSuspended', 'RayClusterSuspending'].find(
+    (type) => condition(obj, type)?.status === 'True',
+  );
   if (obj.spec['suspend'] === true || suspended) {
     // Kueue suspends a RayCluster until its queue admits it: waiting, not failing.
     const queue = obj.metadata.labels?.[KUEUE_QUEUE_LABEL];
@@ -40,11 +50,21 @@ export function interpretRayCluster(obj: RayClusterObject | undefined, ref: stri
   }
   const desired = obj.status?.desiredWorkerReplicas ?? 0;
   const ready = obj.status?.readyWorkerReplicas ?? 0;
-  const stale = obj.status?.observedGeneration !== undefined && obj.metadata.generation !== undefined && obj.status.observedGeneration < obj.metadata.generation;
+  const stale =
+    obj.status?.observedGeneration !== undefined &&
+    obj.metadata.generation !== undefined &&
+    obj.status.observedGeneration < obj.metadata.generation;
   const head = condition(obj, 'HeadPodReady');
-  if (stale) return { phase: 'pending', message: `RayCluster ${ref}: the operator has not observed generation ${obj.metadata.generation} yet` };
+  if (stale)
+    return {
+      phase: 'pending',
+      message: `RayCluster ${ref}: the operator has not observed generation ${obj.metadata.generation} yet`,
+    };
   if (head?.status !== 'True') {
-    return { phase: 'pending', message: `RayCluster ${ref}: head pod not ready (${head ? `${head.reason ?? head.status}${head.message ? `: ${head.message}` : ''}` : 'no HeadPodReady condition yet: is the KubeRay operator running?'})` };
+    return {
+      phase: 'pending',
+      message: `RayCluster ${ref}: head pod not ready (${head ? `${head.reason ?? head.status}${head.message ? `: ${head.message}` : ''}` : 'no HeadPodReady condition yet: is the KubeRay operator running?'})`,
+    };
   }
   const provisioned = condition(obj, 'RayClusterProvisioned');
   return {

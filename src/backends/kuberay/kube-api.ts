@@ -1,4 +1,12 @@
-import { ApiextensionsV1Api, ApisApi, AuthorizationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, Watch } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  ApisApi,
+  AuthorizationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  Watch,
+} from '@kubernetes/client-node';
 import { transient } from '../../errors/domain-error.js';
 import { TransientErrorTypes } from '../../domain/error-types.js';
 import { type KubeAction, KubeStatusError, kubeFailure, statusOf } from './kube-errors.js';
@@ -17,11 +25,17 @@ export function loadKubeConfig(path?: string): KubeConfig {
   const kc = new KubeConfig();
   if (path) kc.loadFromFile(path);
   else kc.loadFromDefault();
-  if (!kc.getCurrentCluster()) throw new Error('no Kubernetes cluster configured: set KUBECONFIG, RAGEN_KUBECONFIG, or run in a pod with a service account');
+  if (!kc.getCurrentCluster())
+    throw new Error(
+      'no Kubernetes cluster configured: set KUBECONFIG, RAGEN_KUBECONFIG, or run in a pod with a service account',
+    );
   return kc;
 }
 
-export type WatchEvent = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'; object: RayClusterObject };
+export type WatchEvent = {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: RayClusterObject;
+};
 
 export class KubeApi {
   /** Requests sent to the API server (a watch counts once, when it is opened). */
@@ -57,7 +71,8 @@ export class KubeApi {
       return await fn();
     } catch (err) {
       const s = statusOf(err);
-      if (s && passThrough.includes(s.status)) throw new KubeStatusError(s.status, s.body, s.body.message ?? `HTTP ${s.status}`);
+      if (s && passThrough.includes(s.status))
+        throw new KubeStatusError(s.status, s.body, s.body.message ?? `HTTP ${s.status}`);
       throw kubeFailure(err, action, this.identity);
     }
   }
@@ -67,19 +82,34 @@ export class KubeApi {
   }
 
   private get rcParams() {
-    return { group: RAYCLUSTER.group, version: RAYCLUSTER.version, namespace: this.namespace, plural: RAYCLUSTER.plural };
+    return {
+      group: RAYCLUSTER.group,
+      version: RAYCLUSTER.version,
+      namespace: this.namespace,
+      plural: RAYCLUSTER.plural,
+    };
   }
 
   /** Create; `created: false` with the existing object on 409 AlreadyExists. */
   async createRayCluster(body: RayClusterObject): Promise<{ created: boolean; object: RayClusterObject }> {
     try {
-      const object = (await this.call(this.rc('create', body.metadata.name), () => this.custom.createNamespacedCustomObject({ ...this.rcParams, body }), [409])) as RayClusterObject;
+      const object = (await this.call(
+        this.rc('create', body.metadata.name),
+        () => this.custom.createNamespacedCustomObject({ ...this.rcParams, body }),
+        [409],
+      )) as RayClusterObject;
       return { created: true, object };
     } catch (err) {
       if (!(err instanceof KubeStatusError) || err.status !== 409) throw err;
-      this.logger.info('RayCluster create answered 409 AlreadyExists; reading it back', { cluster: body.metadata.name });
+      this.logger.info('RayCluster create answered 409 AlreadyExists; reading it back', {
+        cluster: body.metadata.name,
+      });
       const existing = await this.getRayCluster(body.metadata.name);
-      if (!existing) throw transient(TransientErrorTypes.ClusterStartFailed, `RayCluster ${body.metadata.name} answered 409 AlreadyExists but is gone on read-back (being deleted?); retrying`);
+      if (!existing)
+        throw transient(
+          TransientErrorTypes.ClusterStartFailed,
+          `RayCluster ${body.metadata.name} answered 409 AlreadyExists but is gone on read-back (being deleted?); retrying`,
+        );
       return { created: false, object: existing };
     }
   }
@@ -87,7 +117,11 @@ export class KubeApi {
   /** undefined on 404. */
   async getRayCluster(name: string): Promise<RayClusterObject | undefined> {
     try {
-      return (await this.call(this.rc('get', name), () => this.custom.getNamespacedCustomObject({ ...this.rcParams, name }), [404])) as RayClusterObject;
+      return (await this.call(
+        this.rc('get', name),
+        () => this.custom.getNamespacedCustomObject({ ...this.rcParams, name }),
+        [404],
+      )) as RayClusterObject;
     } catch (err) {
       if (err instanceof KubeStatusError && err.status === 404) return undefined;
       throw err;
@@ -97,7 +131,16 @@ export class KubeApi {
   /** Background propagation (pods go by garbage collection); `found: false` on 404. */
   async deleteRayCluster(name: string): Promise<{ found: boolean }> {
     try {
-      await this.call(this.rc('delete', name), () => this.custom.deleteNamespacedCustomObject({ ...this.rcParams, name, propagationPolicy: 'Background' }), [404]);
+      await this.call(
+        this.rc('delete', name),
+        () =>
+          this.custom.deleteNamespacedCustomObject({
+            ...this.rcParams,
+            name,
+            propagationPolicy: 'Background',
+          }),
+        [404],
+      );
       return { found: true };
     } catch (err) {
       if (err instanceof KubeStatusError && err.status === 404) return { found: false };
@@ -106,7 +149,9 @@ export class KubeApi {
   }
 
   async listRayClusters(labelSelector: string): Promise<RayClusterObject[]> {
-    const list = (await this.call(this.rc('list'), () => this.custom.listNamespacedCustomObject({ ...this.rcParams, labelSelector }))) as { items: RayClusterObject[] };
+    const list = (await this.call(this.rc('list'), () =>
+      this.custom.listNamespacedCustomObject({ ...this.rcParams, labelSelector }),
+    )) as { items: RayClusterObject[] };
     return list.items;
   }
 
@@ -114,12 +159,22 @@ export class KubeApi {
    * Watch one RayCluster from a resourceVersion. Resolves once the stream is open; `onDone` runs
    * when it ends (server timeout, API server restart, network): the caller re-lists and re-watches.
    */
-  async watchRayCluster(name: string, resourceVersion: string | undefined, onEvent: (e: WatchEvent) => void, onDone: (err: unknown) => void): Promise<AbortController> {
+  async watchRayCluster(
+    name: string,
+    resourceVersion: string | undefined,
+    onEvent: (e: WatchEvent) => void,
+    onDone: (err: unknown) => void,
+  ): Promise<AbortController> {
     this.requests++;
     const path = `/apis/${RAYCLUSTER.group}/${RAYCLUSTER.version}/namespaces/${this.namespace}/${RAYCLUSTER.plural}`;
     return this.watcher.watch(
       path,
-      { fieldSelector: `metadata.name=${name}`, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 300 },
+      {
+        fieldSelector: `metadata.name=${name}`,
+        resourceVersion,
+        allowWatchBookmarks: true,
+        timeoutSeconds: 300,
+      },
       (type, object) => onEvent({ type: type as WatchEvent['type'], object: object as RayClusterObject }),
       onDone,
     );
@@ -127,7 +182,9 @@ export class KubeApi {
 
   /** Pods KubeRay made for a cluster (label ray.io/cluster); they outlive the object until GC removes them. */
   async rayPods(cluster: string): Promise<number> {
-    const list = await this.call({ verb: 'list', resource: 'pods', namespace: this.namespace }, () => this.core.listNamespacedPod({ namespace: this.namespace, labelSelector: `ray.io/cluster=${cluster}` }));
+    const list = await this.call({ verb: 'list', resource: 'pods', namespace: this.namespace }, () =>
+      this.core.listNamespacedPod({ namespace: this.namespace, labelSelector: `ray.io/cluster=${cluster}` }),
+    );
     return list.items.length;
   }
 
@@ -149,7 +206,12 @@ export class KubeApi {
     this.requests++;
     return this.watcher.watch(
       `/api/v1/namespaces/${this.namespace}/pods`,
-      { labelSelector: `ray.io/cluster=${cluster}`, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 300 },
+      {
+        labelSelector: `ray.io/cluster=${cluster}`,
+        resourceVersion,
+        allowWatchBookmarks: true,
+        timeoutSeconds: 300,
+      },
       (type, object) => onEvent({ type: type as WatchEvent['type'], object: object as PodLike }),
       onDone,
     );
@@ -158,24 +220,52 @@ export class KubeApi {
   /** Whether ray.io/v1 rayclusters is served: the CRD when readable, else API discovery (open to every user). */
   async rayClusterCrd(): Promise<{ installed: boolean; detail: string }> {
     try {
-      const crd = await this.call({ verb: 'get', resource: 'customresourcedefinitions', name: 'rayclusters.ray.io' }, () => this.apiext.readCustomResourceDefinition({ name: 'rayclusters.ray.io' }), [403, 404]);
+      const crd = await this.call(
+        { verb: 'get', resource: 'customresourcedefinitions', name: 'rayclusters.ray.io' },
+        () => this.apiext.readCustomResourceDefinition({ name: 'rayclusters.ray.io' }),
+        [403, 404],
+      );
       const v1 = crd.spec.versions.find((v) => v.name === 'v1');
-      return v1?.served ? { installed: true, detail: 'CRD rayclusters.ray.io serves v1' } : { installed: false, detail: 'CRD rayclusters.ray.io exists but does not serve v1: upgrade the KubeRay CRDs (v1.0 or later)' };
+      return v1?.served
+        ? { installed: true, detail: 'CRD rayclusters.ray.io serves v1' }
+        : {
+            installed: false,
+            detail:
+              'CRD rayclusters.ray.io exists but does not serve v1: upgrade the KubeRay CRDs (v1.0 or later)',
+          };
     } catch (err) {
       if (!(err instanceof KubeStatusError)) throw err;
-      if (err.status === 404) return { installed: false, detail: 'CRD rayclusters.ray.io is not installed: install KubeRay (helm install kuberay-operator kuberay/kuberay-operator, or kubectl create -k ray-operator/config/crd)' };
+      if (err.status === 404)
+        return {
+          installed: false,
+          detail:
+            'CRD rayclusters.ray.io is not installed: install KubeRay (helm install kuberay-operator kuberay/kuberay-operator, or kubectl create -k ray-operator/config/crd)',
+        };
     }
-    const groups = await this.call({ verb: 'get', resource: 'API discovery (/apis)' }, () => this.apis.getAPIVersions());
+    const groups = await this.call({ verb: 'get', resource: 'API discovery (/apis)' }, () =>
+      this.apis.getAPIVersions(),
+    );
     const ray = groups.groups.find((g) => g.name === RAYCLUSTER.group);
     return ray?.versions.some((v) => v.version === RAYCLUSTER.version)
-      ? { installed: true, detail: 'API group ray.io/v1 is served (CRD itself not readable by this identity)' }
+      ? {
+          installed: true,
+          detail: 'API group ray.io/v1 is served (CRD itself not readable by this identity)',
+        }
       : { installed: false, detail: 'API group ray.io/v1 is not served: install the KubeRay CRDs' };
   }
 
   /** SelfSubjectAccessReview: may this identity `verb` the resource in our namespace? */
   async canI(verb: string, resource: string, group: string): Promise<{ allowed: boolean; reason: string }> {
-    const review = await this.call({ verb: 'create', resource: 'selfsubjectaccessreviews.authorization.k8s.io' }, () =>
-      this.authz.createSelfSubjectAccessReview({ body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace: this.namespace, verb, group, resource } } } }),
+    const review = await this.call(
+      { verb: 'create', resource: 'selfsubjectaccessreviews.authorization.k8s.io' },
+      () =>
+        this.authz.createSelfSubjectAccessReview({
+          body: {
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SelfSubjectAccessReview',
+            spec: { resourceAttributes: { namespace: this.namespace, verb, group, resource } },
+          },
+        }),
     );
     return { allowed: review.status?.allowed === true, reason: review.status?.reason ?? '' };
   }
@@ -196,8 +286,15 @@ export class KubeApi {
   /** The PVC's phase and access modes (the bound ones when bound), or undefined when it does not exist. */
   async pvc(name: string): Promise<{ phase: string; accessModes: string[] } | undefined> {
     try {
-      const pvc = await this.call({ verb: 'get', resource: 'persistentvolumeclaims', namespace: this.namespace, name }, () => this.core.readNamespacedPersistentVolumeClaim({ name, namespace: this.namespace }), [404]);
-      return { phase: pvc.status?.phase ?? 'Unknown', accessModes: pvc.status?.accessModes ?? pvc.spec?.accessModes ?? [] };
+      const pvc = await this.call(
+        { verb: 'get', resource: 'persistentvolumeclaims', namespace: this.namespace, name },
+        () => this.core.readNamespacedPersistentVolumeClaim({ name, namespace: this.namespace }),
+        [404],
+      );
+      return {
+        phase: pvc.status?.phase ?? 'Unknown',
+        accessModes: pvc.status?.accessModes ?? pvc.spec?.accessModes ?? [],
+      };
     } catch (err) {
       if (err instanceof KubeStatusError && err.status === 404) return undefined;
       throw err;

@@ -27,7 +27,17 @@ export class KubeStatusError extends Error {
   }
 }
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNABORTED']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+  'ECONNABORTED',
+]);
 
 /** HTTP status and body of a client-node ApiException (its body may be parsed or raw text). */
 export function statusOf(err: unknown): { status: number; body: KubeStatusBody } | undefined {
@@ -61,7 +71,12 @@ export function kubeFailure(err: unknown, action: KubeAction, identity = 'this i
     // No HTTP answer at all (refused, reset, DNS, TLS, timeout): the API server may be restarting.
     const code = (err as { code?: unknown })?.code ?? (err as { cause?: { code?: unknown } })?.cause?.code;
     const known = typeof code === 'string' && NETWORK_CODES.has(code) ? ` [${code}]` : '';
-    return transient(TransientErrorTypes.KubeApiUnavailable, `Kubernetes API unreachable while trying to ${action.verb} ${where(action)}${known}: ${(err as Error)?.message ?? String(err)} (retried)`, undefined, err);
+    return transient(
+      TransientErrorTypes.KubeApiUnavailable,
+      `Kubernetes API unreachable while trying to ${action.verb} ${where(action)}${known}: ${(err as Error)?.message ?? String(err)} (retried)`,
+      undefined,
+      err,
+    );
   }
   const serverMessage = s.body.message ?? '';
   if (s.status === 401) {
@@ -77,9 +92,14 @@ export function kubeFailure(err: unknown, action: KubeAction, identity = 'this i
     );
   }
   if (s.status === 429 || s.status >= 500) {
-    return transient(TransientErrorTypes.KubeApiUnavailable, `Kubernetes API answered ${s.status} to ${action.verb} ${where(action)} (retried): ${serverMessage}`);
+    return transient(
+      TransientErrorTypes.KubeApiUnavailable,
+      `Kubernetes API answered ${s.status} to ${action.verb} ${where(action)} (retried): ${serverMessage}`,
+    );
   }
-  const fields = (s.body.details?.causes ?? []).map((c) => `${c.field ?? '(object)'}: ${c.message ?? c.reason ?? ''}`);
+  const fields = (s.body.details?.causes ?? []).map(
+    (c) => `${c.field ?? '(object)'}: ${c.message ?? c.reason ?? ''}`,
+  );
   return permanent(
     ErrorTypes.KubeInvalidObject,
     `Kubernetes API rejected ${action.verb} ${where(action)} (${s.status} ${s.body.reason ?? ''})${fields.length ? `: ${fields.join('; ')}` : `: ${serverMessage}`}`,

@@ -60,7 +60,11 @@ export class KubeRayBackend implements ComputeBackend {
 
   /** The client, made on first use so a worker without a kubeconfig still serves the local backend. */
   get api(): KubeApi {
-    this.apiInstance ??= new KubeApi(loadKubeConfig(this.config.kubeconfig), this.config.namespace, this.config.logger);
+    this.apiInstance ??= new KubeApi(
+      loadKubeConfig(this.config.kubeconfig),
+      this.config.namespace,
+      this.config.logger,
+    );
     return this.apiInstance;
   }
 
@@ -100,18 +104,33 @@ export class KubeRayBackend implements ComputeBackend {
         `RayCluster ${this.ref(name)} already exists and is not this workflow attempt's (labels ${JSON.stringify(object.metadata.labels ?? {})}); delete it or rename the experiment`,
       );
     }
-    return { backend: 'kuberay', name, namespace: this.config.namespace, owner, dashboardUrl: await this.dashboardUrl(name) };
+    return {
+      backend: 'kuberay',
+      name,
+      namespace: this.config.namespace,
+      owner,
+      dashboardUrl: await this.dashboardUrl(name),
+    };
   }
 
   private async dashboardUrl(name: string): Promise<string> {
-    if (this.config.dashboard === 'service') return `http://${name}-head-svc.${this.config.namespace}.svc:8265`;
+    if (this.config.dashboard === 'service')
+      return `http://${name}-head-svc.${this.config.namespace}.svc:8265`;
     const deadline = Date.now() + (this.config.headAddressTimeoutMs ?? 240_000);
     for (;;) {
       const object = await this.cache.get(name);
       const url = dashboardFromStatus(object);
       if (url) return url;
-      if (!object) throw transient(TransientErrorTypes.ClusterStartFailed, `RayCluster ${this.ref(name)} disappeared before its head got an address`);
-      if (Date.now() > deadline) throw transient(TransientErrorTypes.ClusterStartFailed, `RayCluster ${this.ref(name)}: no head address in status after ${(this.config.headAddressTimeoutMs ?? 240_000) / 1000} s (${interpretRayCluster(object, this.ref(name)).message})`);
+      if (!object)
+        throw transient(
+          TransientErrorTypes.ClusterStartFailed,
+          `RayCluster ${this.ref(name)} disappeared before its head got an address`,
+        );
+      if (Date.now() > deadline)
+        throw transient(
+          TransientErrorTypes.ClusterStartFailed,
+          `RayCluster ${this.ref(name)}: no head address in status after ${(this.config.headAddressTimeoutMs ?? 240_000) / 1000} s (${interpretRayCluster(object, this.ref(name)).message})`,
+        );
       await sleep(this.config.pollMs ?? 1000);
     }
   }
@@ -125,17 +144,28 @@ export class KubeRayBackend implements ComputeBackend {
     const object = await this.cache.get(handle.name);
     const verdict = interpretRayCluster(object, this.ref(handle.name));
     const empty = { nodes: [], workersAlive: 0, gpusRegistered: 0 };
-    if (verdict.phase === 'failed') return { phase: 'failed', failureType: verdict.failureType, ...empty, message: verdict.message };
-    if (verdict.phase === 'gone' || verdict.phase === 'queued') return { phase: verdict.phase, ...empty, message: verdict.message };
+    if (verdict.phase === 'failed')
+      return { phase: 'failed', failureType: verdict.failureType, ...empty, message: verdict.message };
+    if (verdict.phase === 'gone' || verdict.phase === 'queued')
+      return { phase: verdict.phase, ...empty, message: verdict.message };
     const pods = (await this.pods.get(handle.name)) ?? [];
     const [first, ...more] = podFailures(pods);
     if (first) {
       const message = [first, ...more].map((f) => f.message).join('; ');
-      return { phase: 'failed', failureType: first.type, ...empty, message: `RayCluster ${this.ref(handle.name)}: ${message}` };
+      return {
+        phase: 'failed',
+        failureType: first.type,
+        ...empty,
+        message: `RayCluster ${this.ref(handle.name)}: ${message}`,
+      };
     }
     if (verdict.phase !== 'head-ready') {
       const waiting = podsWaiting(pods);
-      return { phase: 'pending', ...empty, message: waiting.length ? `${verdict.message}; ${waiting.join('; ')}` : verdict.message };
+      return {
+        phase: 'pending',
+        ...empty,
+        message: waiting.length ? `${verdict.message}; ${waiting.join('; ')}` : verdict.message,
+      };
     }
     const url = handle.dashboardUrl ?? dashboardFromStatus(object);
     if (!url) return { phase: 'pending', ...empty, message: `${verdict.message}; no dashboard address yet` };
@@ -151,8 +181,14 @@ export class KubeRayBackend implements ComputeBackend {
       const pods = object ? -1 : await this.rayPodsLeft(handle.name);
       if (!object && pods <= 0) break;
       if (Date.now() > deadline) {
-        this.config.logger?.warn('RayCluster delete not finished in time; the activity retries', { cluster: handle.name, pods });
-        throw transient(TransientErrorTypes.TeardownIncomplete, `RayCluster ${this.ref(handle.name)} still ${object ? 'exists' : `has ${pods} pods`} after delete; retrying`);
+        this.config.logger?.warn('RayCluster delete not finished in time; the activity retries', {
+          cluster: handle.name,
+          pods,
+        });
+        throw transient(
+          TransientErrorTypes.TeardownIncomplete,
+          `RayCluster ${this.ref(handle.name)} still ${object ? 'exists' : `has ${pods} pods`} after delete; retrying`,
+        );
       }
       await sleep(this.config.pollMs ?? 1000);
     }
@@ -177,7 +213,12 @@ export class KubeRayBackend implements ComputeBackend {
       const read = readOwner(item.metadata);
       const owner = 'owner' in read ? read.owner : undefined;
       return {
-        handle: { backend: 'kuberay', name: item.metadata.name, namespace: this.config.namespace, owner: owner ?? { experiment: '?', workflowId: '?', runId: '?', attempt: 0 } },
+        handle: {
+          backend: 'kuberay',
+          name: item.metadata.name,
+          namespace: this.config.namespace,
+          owner: owner ?? { experiment: '?', workflowId: '?', runId: '?', attempt: 0 },
+        },
         owner,
         createdAt: item.metadata.creationTimestamp,
         problem: 'problem' in read ? read.problem : undefined,

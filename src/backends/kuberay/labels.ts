@@ -70,11 +70,17 @@ export function readOwner(marks: ObjectMarks): { owner: ClusterOwner } | { probl
     return { problem: `annotation ${ANNOTATIONS.owner} is not JSON` };
   }
   const owner = ClusterOwnerSchema.safeParse(parsed);
-  if (!owner.success) return { problem: `annotation ${ANNOTATIONS.owner} is malformed: ${owner.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` };
+  if (!owner.success)
+    return {
+      problem: `annotation ${ANNOTATIONS.owner} is malformed: ${owner.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    };
   const labels = marks.labels ?? {};
   const want = ownerLabels(owner.data);
   for (const key of [LABELS.workflowHash, LABELS.attempt] as const) {
-    if (labels[key] !== want[key]) return { problem: `label ${key}=${labels[key] ?? '(missing)'} does not match the owner annotation (${want[key]})` };
+    if (labels[key] !== want[key])
+      return {
+        problem: `label ${key}=${labels[key] ?? '(missing)'} does not match the owner annotation (${want[key]})`,
+      };
   }
   return { owner: owner.data };
 }
@@ -83,5 +89,9 @@ export function readOwner(marks: ObjectMarks): { owner: ClusterOwner } | { probl
 export function isOwnedBy(marks: ObjectMarks, owner: ClusterOwner): boolean {
   const labels = marks.labels ?? {};
   const want = ownerLabels(owner);
-  return labels[LABELS.managedBy] === MANAGED_BY && labels[LABELS.workflowHash] === want[LABELS.workflowHash] && labels[LABELS.attempt] === want[LABELS.attempt];
+  return (
+    labels[LABELS.managedBy] === MANAGED_BY &&
+    labels[LABELS.workflowHash] === want[LABELS.workflowHash] &&
+    labels[LABELS.attempt] === want[LABELS.attempt]
+  );
 }

@@ -44,7 +44,11 @@ export async function kuberayPreflight(api: KubeApi, spec: ExperimentSpec): Prom
     });
   } catch (err) {
     // Listing nodes is a cluster-scoped permission many namespaced identities lack.
-    checks.push({ name: 'kuberay-gpu-capacity', ok: mode === 'warn', detail: `could not read node capacity: ${(err as Error).message}${mode === 'warn' ? ' (WARNING only: kuberay.gpuCapacity is warn)' : '; grant list on nodes, or set kuberay.gpuCapacity: warn'}` });
+    checks.push({
+      name: 'kuberay-gpu-capacity',
+      ok: mode === 'warn',
+      detail: `could not read node capacity: ${(err as Error).message}${mode === 'warn' ? ' (WARNING only: kuberay.gpuCapacity is warn)' : '; grant list on nodes, or set kuberay.gpuCapacity: warn'}`,
+    });
   }
 
   const pvc = spec.kuberay?.storage.pvc ?? '';
@@ -66,7 +70,11 @@ export async function kuberayPreflight(api: KubeApi, spec: ExperimentSpec): Prom
  * worker mount it at once, on different nodes (ReadWriteOnce binds it to one node; a second pod
  * elsewhere waits forever in ContainerCreating).
  */
-export function storageCheck(pvc: string, namespace: string, found: { phase: string; accessModes: string[] } | undefined): PreflightCheck {
+export function storageCheck(
+  pvc: string,
+  namespace: string,
+  found: { phase: string; accessModes: string[] } | undefined,
+): PreflightCheck {
   if (!found) {
     return {
       name: 'kuberay-storage-pvc',
@@ -82,5 +90,9 @@ export function storageCheck(pvc: string, namespace: string, found: { phase: str
       detail: `PersistentVolumeClaim ${pvc} has access modes [${modes}], not ReadWriteMany: the Ray pods and the orchestrator's worker mount it at once from different nodes; create a ReadWriteMany claim (an NFS, CephFS, EFS or Filestore storage class) and set kuberay.storage.pvc to it`,
     };
   }
-  return { name: 'kuberay-storage-pvc', ok: true, detail: `PersistentVolumeClaim ${pvc} exists (phase ${found.phase}, access modes [${modes}])` };
+  return {
+    name: 'kuberay-storage-pvc',
+    ok: true,
+    detail: `PersistentVolumeClaim ${pvc} exists (phase ${found.phase}, access modes [${modes}])`,
+  };
 }

@@ -8,7 +8,12 @@ import { podSpec, rayContainer } from './pod-template.js';
 export const KUEUE_QUEUE_LABEL = 'kueue.x-k8s.io/queue-name';
 
 /** ray.io/v1 RayCluster, as far as this product writes and reads it (KubeRay v1.5 field names). */
-export const RAYCLUSTER = { group: 'ray.io', version: 'v1', plural: 'rayclusters', kind: 'RayCluster' } as const;
+export const RAYCLUSTER = {
+  group: 'ray.io',
+  version: 'v1',
+  plural: 'rayclusters',
+  kind: 'RayCluster',
+} as const;
 
 /** KubeRay's limit on RayCluster names (MaxRayClusterNameLength). */
 export const MAX_RAYCLUSTER_NAME = 53;
@@ -68,9 +73,13 @@ export interface RayClusterBuildInput {
  * No entrypoint is baked in: jobs go through the Ray Jobs API with every argument quoted.
  */
 export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuildInput): RayClusterObject {
-  if (!spec.kuberay) throw new Error('kuberay: spec.kuberay is required for the kuberay backend (storage.pvc and storage.mountPath)');
+  if (!spec.kuberay)
+    throw new Error(
+      'kuberay: spec.kuberay is required for the kuberay backend (storage.pvc and storage.mountPath)',
+    );
   if (!spec.image) throw new Error('kuberay: spec.image is required for the kuberay backend');
-  if (name.length > MAX_RAYCLUSTER_NAME) throw new Error(`RayCluster name ${name} is longer than KubeRay's ${MAX_RAYCLUSTER_NAME} characters`);
+  if (name.length > MAX_RAYCLUSTER_NAME)
+    throw new Error(`RayCluster name ${name} is longer than KubeRay's ${MAX_RAYCLUSTER_NAME} characters`);
   const k = spec.kuberay;
   const labels = ownerLabels(owner);
   const image = spec.image;
@@ -119,7 +128,13 @@ export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuil
               k,
               { kind: 'worker', cluster: name },
               group,
-              rayContainer(k, { name: 'ray-worker', image, cpus: g.cpusPerWorker, gpus: g.gpusPerWorker, group }),
+              rayContainer(k, {
+                name: 'ray-worker',
+                image,
+                cpus: g.cpusPerWorker,
+                gpus: g.gpusPerWorker,
+                group,
+              }),
             ),
           },
         };

@@ -5,7 +5,13 @@ import { transient } from '../../errors/domain-error.js';
 import { TransientErrorTypes } from '../../domain/error-types.js';
 import { RayDashboardClient } from '../ray/dashboard-client.js';
 import { freePorts } from './ports.js';
-import { CLUSTER_ENV_MARKER, clusterProcesses, pidAlive, signalPids, signalProcessGroup } from './processes.js';
+import {
+  CLUSTER_ENV_MARKER,
+  clusterProcesses,
+  pidAlive,
+  signalPids,
+  signalProcessGroup,
+} from './processes.js';
 import type { LocalClusterState, LocalNode } from './state.js';
 import { type BackendLogger, quietLogger } from '../logger.js';
 
@@ -19,9 +25,22 @@ export interface LauncherConfig {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `ray start --block` detached into its own session, logging to the cluster dir; returns its pid. */
-async function startRayNode(config: LauncherConfig, state: LocalClusterState, dir: string, node: Omit<LocalNode, 'pid'>, args: string[]): Promise<number> {
+async function startRayNode(
+  config: LauncherConfig,
+  state: LocalClusterState,
+  dir: string,
+  node: Omit<LocalNode, 'pid'>,
+  args: string[],
+): Promise<number> {
   const ports = await freePorts(6);
-  const [nodeManager, objectManager, agentListen, agentGrpc, metrics, runtimeEnv] = ports as [number, number, number, number, number, number];
+  const [nodeManager, objectManager, agentListen, agentGrpc, metrics, runtimeEnv] = ports as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const log = await open(join(dir, `${node.role}-${node.group}-${node.index}.log`), 'a');
   const child = spawn(
     config.rayBin,
@@ -46,17 +65,32 @@ async function startRayNode(config: LauncherConfig, state: LocalClusterState, di
     {
       detached: true,
       stdio: ['ignore', log.fd, log.fd],
-      env: { ...process.env, [CLUSTER_ENV_MARKER]: state.name, RAY_USAGE_STATS_ENABLED: '0', RAY_DEDUP_LOGS: '0' },
+      env: {
+        ...process.env,
+        [CLUSTER_ENV_MARKER]: state.name,
+        RAY_USAGE_STATS_ENABLED: '0',
+        RAY_DEDUP_LOGS: '0',
+      },
     },
   );
   child.unref();
   await log.close();
-  if (child.pid === undefined) throw transient(TransientErrorTypes.ClusterStartFailed, `could not start ray for ${node.role} node of ${state.name}`);
+  if (child.pid === undefined)
+    throw transient(
+      TransientErrorTypes.ClusterStartFailed,
+      `could not start ray for ${node.role} node of ${state.name}`,
+    );
   return child.pid;
 }
 
 /** Start the head (0 GPUs) and wait until its dashboard answers. */
-export async function startHead(config: LauncherConfig, state: LocalClusterState, dir: string, cpus: number, readyTimeoutMs = 90_000): Promise<LocalNode> {
+export async function startHead(
+  config: LauncherConfig,
+  state: LocalClusterState,
+  dir: string,
+  cpus: number,
+  readyTimeoutMs = 90_000,
+): Promise<LocalNode> {
   const [clientServer] = (await freePorts(1)) as [number];
   const dashboardPort = Number(new URL(state.dashboardUrl).port);
   const node = { role: 'head' as const, group: 'head', index: 0, gpus: 0, cpus };
@@ -71,19 +105,35 @@ export async function startHead(config: LauncherConfig, state: LocalClusterState
   const dashboard = new RayDashboardClient(state.dashboardUrl);
   const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
-    if (!pidAlive(pid)) throw transient(TransientErrorTypes.ClusterStartFailed, `the Ray head of ${state.name} exited during start; see ${dir}/head-head-0.log`);
+    if (!pidAlive(pid))
+      throw transient(
+        TransientErrorTypes.ClusterStartFailed,
+        `the Ray head of ${state.name} exited during start; see ${dir}/head-head-0.log`,
+      );
     try {
       await dashboard.rayVersion();
       return { ...node, pid };
     } catch {
-      if (Date.now() > deadline) throw transient(TransientErrorTypes.ClusterStartFailed, `the Ray head of ${state.name} did not answer on ${state.dashboardUrl} within ${readyTimeoutMs / 1000} s`);
+      if (Date.now() > deadline)
+        throw transient(
+          TransientErrorTypes.ClusterStartFailed,
+          `the Ray head of ${state.name} did not answer on ${state.dashboardUrl} within ${readyTimeoutMs / 1000} s`,
+        );
       await sleep(500);
     }
   }
 }
 
 /** Start one worker node that joins the head's GCS; joining is observed later by the join stage. */
-export async function startWorker(config: LauncherConfig, state: LocalClusterState, dir: string, group: string, index: number, gpus: number, cpus: number): Promise<LocalNode> {
+export async function startWorker(
+  config: LauncherConfig,
+  state: LocalClusterState,
+  dir: string,
+  group: string,
+  index: number,
+  gpus: number,
+  cpus: number,
+): Promise<LocalNode> {
   const node = { role: 'worker' as const, group, index, gpus, cpus };
   const pid = await startRayNode(config, state, dir, node, [`--address=${state.nodeIp}:${state.gcsPort}`]);
   return { ...node, pid };
@@ -93,7 +143,11 @@ export async function startWorker(config: LauncherConfig, state: LocalClusterSta
  * Nodes sharing a host and temp dir pick their socket names (`raylet.N`) by looking at what exists,
  * so two starting at once collide and one times out. Wait for each node to register before the next.
  */
-export async function waitForAliveNodes(dashboardUrl: string, count: number, timeoutMs = 60_000): Promise<boolean> {
+export async function waitForAliveNodes(
+  dashboardUrl: string,
+  count: number,
+  timeoutMs = 60_000,
+): Promise<boolean> {
   const dashboard = new RayDashboardClient(dashboardUrl);
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -111,8 +165,14 @@ export async function waitForAliveNodes(dashboardUrl: string, count: number, tim
  * Stop every process of the cluster: SIGTERM the node process groups, then anything left that
  * carries the cluster's marker, then SIGKILL. Returns the pids still alive at the end (should be none).
  */
-export async function stopCluster(state: Pick<LocalClusterState, 'name' | 'nodes'>, graceMs = 5_000, logger: BackendLogger = quietLogger): Promise<number[]> {
-  const workersFirst = [...state.nodes].sort((a, b) => (a.role === b.role ? 0 : a.role === 'worker' ? -1 : 1));
+export async function stopCluster(
+  state: Pick<LocalClusterState, 'name' | 'nodes'>,
+  graceMs = 5_000,
+  logger: BackendLogger = quietLogger,
+): Promise<number[]> {
+  const workersFirst = [...state.nodes].sort((a, b) =>
+    a.role === b.role ? 0 : a.role === 'worker' ? -1 : 1,
+  );
   for (const node of workersFirst) signalProcessGroup(node.pid, 'SIGTERM');
   signalPids(await clusterProcesses(state.name), 'SIGTERM');
   const deadline = Date.now() + graceMs;
@@ -122,7 +182,11 @@ export async function stopCluster(state: Pick<LocalClusterState, 'name' | 'nodes
     left = await clusterProcesses(state.name);
   }
   if (left.length > 0) {
-    logger.warn('teardown: processes outlived SIGTERM; sending SIGKILL', { cluster: state.name, pids: left, graceMs });
+    logger.warn('teardown: processes outlived SIGTERM; sending SIGKILL', {
+      cluster: state.name,
+      pids: left,
+      graceMs,
+    });
     for (const node of state.nodes) signalProcessGroup(node.pid, 'SIGKILL');
     signalPids(left, 'SIGKILL');
     await sleep(500);

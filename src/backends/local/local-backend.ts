@@ -10,7 +10,14 @@ import type { ExperimentSpec } from '../../domain/experiment.js';
 import type { BackendLogger } from '../logger.js';
 import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
 import { statusFromHead } from '../ray/head-status.js';
-import { type LauncherConfig, ensureDir, startHead, startWorker, stopCluster, waitForAliveNodes } from './launcher.js';
+import {
+  type LauncherConfig,
+  ensureDir,
+  startHead,
+  startWorker,
+  stopCluster,
+  waitForAliveNodes,
+} from './launcher.js';
 import { freePorts } from './ports.js';
 import { clusterProcesses, pidAlive } from './processes.js';
 import { type LocalClusterState, clusterDir, readState, writeState } from './state.js';
@@ -48,24 +55,41 @@ export class LocalBackend implements ComputeBackend {
     const checks: PreflightCheck[] = [];
     try {
       const version = await this.plannedRayVersion();
-      checks.push({ name: 'ray-installed', ok: version !== undefined, detail: `${this.config.rayBin} reports Ray ${version ?? '(unknown)'}` });
+      checks.push({
+        name: 'ray-installed',
+        ok: version !== undefined,
+        detail: `${this.config.rayBin} reports Ray ${version ?? '(unknown)'}`,
+      });
     } catch (err) {
-      checks.push({ name: 'ray-installed', ok: false, detail: `${this.config.rayBin} --version failed: ${(err as Error).message}; run scripts/setup.sh` });
+      checks.push({
+        name: 'ray-installed',
+        ok: false,
+        detail: `${this.config.rayBin} --version failed: ${(err as Error).message}; run scripts/setup.sh`,
+      });
     }
     // Logical GPUs need no devices, but every node is a real process: refuse shapes this host cannot hold.
     const nodes = 1 + spec.cluster.workerGroups.reduce((n, g) => n + g.replicas, 0);
-    checks.push({ name: 'capacity', ok: nodes <= 16, detail: `${nodes} Ray nodes requested on one host (at most 16)` });
+    checks.push({
+      name: 'capacity',
+      ok: nodes <= 16,
+      detail: `${nodes} Ray nodes requested on one host (at most 16)`,
+    });
     await ensureDir(this.config.runRoot);
     const fs = await statfs(this.config.runRoot);
     const freeGb = (fs.bavail * fs.bsize) / 1e9;
-    checks.push({ name: 'run-root-space', ok: freeGb > 1, detail: `${freeGb.toFixed(1)} GB free under ${this.config.runRoot}` });
+    checks.push({
+      name: 'run-root-space',
+      ok: freeGb > 1,
+      detail: `${freeGb.toFixed(1)} GB free under ${this.config.runRoot}`,
+    });
     return checks;
   }
 
   async createCluster({ name, spec, owner }: CreateClusterRequest): Promise<ClusterHandle> {
     const dir = clusterDir(this.config.runRoot, name);
     const existing = await readState(dir);
-    if (existing && existing.complete && existing.nodes.every((n) => pidAlive(n.pid))) return this.handle(existing);
+    if (existing && existing.complete && existing.nodes.every((n) => pidAlive(n.pid)))
+      return this.handle(existing);
     if (existing) {
       // A create that died half-way: remove what it left, then start one clean cluster under the same name.
       await stopCluster(existing);
@@ -90,7 +114,9 @@ export class LocalBackend implements ComputeBackend {
     await writeState(dir, state);
     for (const group of spec.cluster.workerGroups) {
       for (let i = 0; i < group.replicas; i++) {
-        state.nodes.push(await startWorker(this.config, state, dir, group.name, i, group.gpusPerWorker, group.cpusPerWorker));
+        state.nodes.push(
+          await startWorker(this.config, state, dir, group.name, i, group.gpusPerWorker, group.cpusPerWorker),
+        );
         await writeState(dir, state);
         // A node that does not register in time is left to the join stage to report.
         await waitForAliveNodes(state.dashboardUrl, state.nodes.length);
@@ -103,10 +129,23 @@ export class LocalBackend implements ComputeBackend {
 
   async describeCluster(handle: ClusterHandle): Promise<ClusterStatus> {
     const state = await readState(clusterDir(this.config.runRoot, handle.name));
-    if (!state) return { phase: 'gone', nodes: [], workersAlive: 0, gpusRegistered: 0, message: 'no state file: the cluster does not exist' };
+    if (!state)
+      return {
+        phase: 'gone',
+        nodes: [],
+        workersAlive: 0,
+        gpusRegistered: 0,
+        message: 'no state file: the cluster does not exist',
+      };
     const head = state.nodes.find((n) => n.role === 'head');
     if (!head || !pidAlive(head.pid)) {
-      return { phase: state.complete ? 'failed' : 'pending', nodes: [], workersAlive: 0, gpusRegistered: 0, message: 'the Ray head process is not running' };
+      return {
+        phase: state.complete ? 'failed' : 'pending',
+        nodes: [],
+        workersAlive: 0,
+        gpusRegistered: 0,
+        message: 'the Ray head process is not running',
+      };
     }
     return statusFromHead(state.dashboardUrl);
   }
@@ -117,10 +156,17 @@ export class LocalBackend implements ComputeBackend {
     const stray = state ? [] : await clusterProcesses(handle.name);
     if (!state && stray.length === 0) return { alreadyGone: true };
     const left = await stopCluster(state ?? { name: handle.name, nodes: [] }, undefined, this.config.logger);
-    if (left.length > 0) throw transient(TransientErrorTypes.TeardownIncomplete, `teardown of ${handle.name}: processes still alive after SIGKILL: ${left.join(', ')}`);
+    if (left.length > 0)
+      throw transient(
+        TransientErrorTypes.TeardownIncomplete,
+        `teardown of ${handle.name}: processes still alive after SIGKILL: ${left.join(', ')}`,
+      );
     // Logs stay for the user; the state file goes, which is what "the cluster exists" means here.
     await rm(join(dir, 'cluster.json'), { force: true });
-    await rm(state?.tempDir ?? join(this.config.runRoot, shortHash(handle.name)), { recursive: true, force: true });
+    await rm(state?.tempDir ?? join(this.config.runRoot, shortHash(handle.name)), {
+      recursive: true,
+      force: true,
+    });
     return { alreadyGone: false };
   }
 
@@ -138,7 +184,15 @@ export class LocalBackend implements ComputeBackend {
         const state = await readState(dir);
         if (state) found.push({ handle: this.handle(state), owner: state.owner, createdAt: state.createdAt });
       } catch (err) {
-        found.push({ handle: { backend: 'local', name, owner: { experiment: '?', workflowId: '?', runId: '?', attempt: 0 } }, owner: undefined, problem: `unreadable state: ${(err as Error).message}` });
+        found.push({
+          handle: {
+            backend: 'local',
+            name,
+            owner: { experiment: '?', workflowId: '?', runId: '?', attempt: 0 },
+          },
+          owner: undefined,
+          problem: `unreadable state: ${(err as Error).message}`,
+        });
       }
     }
     return found;

@@ -12,7 +12,17 @@ export interface RayJobInfo {
 }
 
 interface NodesResponse {
-  data: { result: { result: { node_id: string; node_ip: string; is_head_node: boolean; state: string; resources_total?: Record<string, number> }[] } };
+  data: {
+    result: {
+      result: {
+        node_id: string;
+        node_ip: string;
+        is_head_node: boolean;
+        state: string;
+        resources_total?: Record<string, number>;
+      }[];
+    };
+  };
 }
 
 /** What activities use of a Ray head; tests hand in fakes of this type. */
@@ -20,7 +30,12 @@ export interface RayHeadApi {
   rayVersion(): Promise<string>;
   nodes(): Promise<RayNode[]>;
   /** `pyModules`: package URIs (`gcs://_ray_pkg_….zip`) put on the job's PYTHONPATH (runtime_env.py_modules). */
-  submitJob(submissionId: string, entrypoint: string, envVars: Record<string, string>, pyModules?: readonly string[]): Promise<{ created: boolean }>;
+  submitJob(
+    submissionId: string,
+    entrypoint: string,
+    envVars: Record<string, string>,
+    pyModules?: readonly string[],
+  ): Promise<{ created: boolean }>;
   /** Whether the head's GCS holds the package `_ray_pkg_<hash>.zip` (GET /api/packages/gcs/<name>). */
   packageExists(name: string): Promise<boolean>;
   /** PUT /api/packages/gcs/<name>: store a package for runtime_env URIs. */
@@ -38,7 +53,9 @@ export class RayDashboardClient implements RayHeadApi {
   constructor(readonly baseUrl: string) {}
 
   async rayVersion(): Promise<string> {
-    const body = await requestJson<{ ray_version: string }>(`${this.baseUrl}/api/version`, { timeoutMs: 5_000 });
+    const body = await requestJson<{ ray_version: string }>(`${this.baseUrl}/api/version`, {
+      timeoutMs: 5_000,
+    });
     return body.ray_version;
   }
 
@@ -57,9 +74,15 @@ export class RayDashboardClient implements RayHeadApi {
    * Submit once: a retried submit with the same id finds the job that exists (Ray answers 500 with
    * "Please use a different submission_id" for a duplicate; see notes/pitfalls.md).
    */
-  async submitJob(submissionId: string, entrypoint: string, envVars: Record<string, string>, pyModules: readonly string[] = []): Promise<{ created: boolean }> {
+  async submitJob(
+    submissionId: string,
+    entrypoint: string,
+    envVars: Record<string, string>,
+    pyModules: readonly string[] = [],
+  ): Promise<{ created: boolean }> {
     // py_modules, never working_dir: a working_dir would become the job's cwd (`python train.py` needs the image's).
-    const runtimeEnv = pyModules.length > 0 ? { env_vars: envVars, py_modules: pyModules } : { env_vars: envVars };
+    const runtimeEnv =
+      pyModules.length > 0 ? { env_vars: envVars, py_modules: pyModules } : { env_vars: envVars };
     try {
       await requestJson(`${this.baseUrl}/api/jobs/`, {
         method: 'POST',
@@ -67,7 +90,8 @@ export class RayDashboardClient implements RayHeadApi {
       });
       return { created: true };
     } catch (err) {
-      if (err instanceof RayHttpError && /different submission_id|already exists/i.test(err.body)) return { created: false };
+      if (err instanceof RayHttpError && /different submission_id|already exists/i.test(err.body))
+        return { created: false };
       throw err;
     }
   }
@@ -83,13 +107,21 @@ export class RayDashboardClient implements RayHeadApi {
   }
 
   async uploadPackage(name: string, bytes: Buffer): Promise<void> {
-    await requestJson(`${this.baseUrl}/api/packages/gcs/${encodeURIComponent(name)}`, { method: 'PUT', bytes, timeoutMs: 60_000 });
+    await requestJson(`${this.baseUrl}/api/packages/gcs/${encodeURIComponent(name)}`, {
+      method: 'PUT',
+      bytes,
+      timeoutMs: 60_000,
+    });
   }
 
   /** undefined when no job with this id exists. */
   async job(submissionId: string): Promise<RayJobInfo | undefined> {
     try {
-      const body = await requestJson<{ status: RayJobStatus; message?: string; driver_exit_code?: number | null }>(`${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}`);
+      const body = await requestJson<{
+        status: RayJobStatus;
+        message?: string;
+        driver_exit_code?: number | null;
+      }>(`${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}`);
       const info: RayJobInfo = { submissionId, status: body.status, message: body.message ?? '' };
       if (typeof body.driver_exit_code === 'number') info.driverExitCode = body.driver_exit_code;
       return info;
@@ -100,13 +132,18 @@ export class RayDashboardClient implements RayHeadApi {
   }
 
   async jobLogs(submissionId: string): Promise<string> {
-    const body = await requestJson<{ logs: string }>(`${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}/logs`, { timeoutMs: 20_000 });
+    const body = await requestJson<{ logs: string }>(
+      `${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}/logs`,
+      { timeoutMs: 20_000 },
+    );
     return body.logs;
   }
 
   async stopJob(submissionId: string): Promise<void> {
     try {
-      await requestJson(`${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}/stop`, { method: 'POST' });
+      await requestJson(`${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}/stop`, {
+        method: 'POST',
+      });
     } catch (err) {
       if (err instanceof RayHttpError && err.status === 404) return;
       throw err;

@@ -21,6 +21,12 @@ export async function statusFromHead(dashboardUrl: string, context?: string): Pr
     };
   } catch (err) {
     const why = `dashboard ${dashboardUrl} not answering yet: ${(err as Error).message}`;
-    return { phase: 'pending', nodes: [], workersAlive: 0, gpusRegistered: 0, message: context ? `${context}; ${why}` : why };
+    return {
+      phase: 'pending',
+      nodes: [],
+      workersAlive: 0,
+      gpusRegistered: 0,
+      message: context ? `${context}; ${why}` : why,
+    };
   }
 }

@@ -18,7 +18,10 @@ export class RayHttpError extends Error {
 }
 
 /** `body` is sent as JSON; `bytes` as it is (a package upload). */
-export function requestJson<T>(url: string, init: { method?: string; body?: unknown; bytes?: Buffer; timeoutMs?: number } = {}): Promise<T> {
+export function requestJson<T>(
+  url: string,
+  init: { method?: string; body?: unknown; bytes?: Buffer; timeoutMs?: number } = {},
+): Promise<T> {
   const payload = init.bytes ?? (init.body === undefined ? undefined : JSON.stringify(init.body));
   const contentType = init.bytes ? 'application/octet-stream' : 'application/json';
   return new Promise<T>((resolve, reject) => {
@@ -26,7 +29,13 @@ export function requestJson<T>(url: string, init: { method?: string; body?: unkn
       url,
       {
         method: init.method ?? 'GET',
-        headers: { 'user-agent': 'ragen-orchestrator', accept: 'application/json', ...(payload !== undefined ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) } : {}) },
+        headers: {
+          'user-agent': 'ragen-orchestrator',
+          accept: 'application/json',
+          ...(payload !== undefined
+            ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }
+            : {}),
+        },
         timeout: init.timeoutMs ?? 10_000,
       },
       (res) => {
@@ -45,7 +54,9 @@ export function requestJson<T>(url: string, init: { method?: string; body?: unkn
         });
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`Ray dashboard ${url} did not answer within ${init.timeoutMs ?? 10_000} ms`)));
+    req.on('timeout', () =>
+      req.destroy(new Error(`Ray dashboard ${url} did not answer within ${init.timeoutMs ?? 10_000} ms`)),
+    );
     req.on('error', reject);
     req.end(payload);
   });

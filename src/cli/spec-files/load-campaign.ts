@@ -13,7 +13,12 @@ export function parseCampaignSpec(text: string, source = 'spec'): CampaignSpec {
   const budgets = CampaignBudgetsSchema.safeParse(campaign ?? {});
   const issues = [
     ...(exp.success ? [] : issuesFromZod(exp.error)),
-    ...(budgets.success ? [] : issuesFromZod(budgets.error).map((i) => ({ ...i, field: i.field ? `campaign.${i.field}` : 'campaign' }))),
+    ...(budgets.success
+      ? []
+      : issuesFromZod(budgets.error).map((i) => ({
+          ...i,
+          field: i.field ? `campaign.${i.field}` : 'campaign',
+        }))),
   ];
   if (exp.success) issues.push(...runSetupIssues(exp.data));
   if (!exp.success || !budgets.success || issues.length > 0) throw new SpecError(source, issues);

@@ -18,7 +18,16 @@ export function parseSweepMapping(raw: Record<string, unknown>, source: string):
   const sweep = parsed.data;
   const planned = plannedChildren(sweep);
   if (planned > MAX_SWEEP_CHILDREN) {
-    throw new SpecError(source, [{ field: 'parameters', message: `${planned} children planned; at most ${MAX_SWEEP_CHILDREN} per sweep: split the grid or lower parameters.random.count` }], KIND);
+    throw new SpecError(
+      source,
+      [
+        {
+          field: 'parameters',
+          message: `${planned} children planned; at most ${MAX_SWEEP_CHILDREN} per sweep: split the grid or lower parameters.random.count`,
+        },
+      ],
+      KIND,
+    );
   }
   const issues: SpecIssue[] = [];
   const seen = new Set<string>();
@@ -29,7 +38,10 @@ export function parseSweepMapping(raw: Record<string, unknown>, source: string):
       const key = `${issue.field}: ${issue.message}`;
       if (seen.has(key)) continue; // one line per distinct problem, not one per child
       seen.add(key);
-      issues.push({ field: `parameters → base.${issue.field}`, message: `${issue.message} (child ${index}: ${JSON.stringify(params)})` });
+      issues.push({
+        field: `parameters → base.${issue.field}`,
+        message: `${issue.message} (child ${index}: ${JSON.stringify(params)})`,
+      });
     }
   });
   if (issues.length > 0) throw new SpecError(source, issues, KIND);
@@ -45,7 +57,16 @@ export async function parseSweepSpec(text: string, source = 'sweep', baseDir = '
     try {
       baseText = await readFile(basePath, 'utf8');
     } catch (err) {
-      throw new SpecError(source, [{ field: 'base', message: `cannot read the base experiment ${basePath}: ${(err as Error).message}; give a path relative to the sweep file or an inline mapping` }], KIND);
+      throw new SpecError(
+        source,
+        [
+          {
+            field: 'base',
+            message: `cannot read the base experiment ${basePath}: ${(err as Error).message}; give a path relative to the sweep file or an inline mapping`,
+          },
+        ],
+        KIND,
+      );
     }
     raw['base'] = parseYamlMapping(baseText, basePath);
   }
@@ -57,7 +78,11 @@ export async function loadSweepSpec(path: string): Promise<SweepSpec> {
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new SpecError(path, [{ field: '(file)', message: `cannot read the sweep spec: ${(err as Error).message}` }], KIND);
+    throw new SpecError(
+      path,
+      [{ field: '(file)', message: `cannot read the sweep spec: ${(err as Error).message}` }],
+      KIND,
+    );
   }
   return parseSweepSpec(text, path, dirname(path));
 }

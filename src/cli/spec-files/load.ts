@@ -9,13 +9,25 @@ export function parseYamlMapping(text: string, source = 'spec', kind?: string): 
   if (doc.errors.length > 0) {
     throw new SpecError(
       source,
-      doc.errors.map((e) => ({ field: '(yaml)', message: `malformed YAML: ${e.message.split('\n')[0]} — fix the syntax at line ${e.linePos?.[0]?.line ?? '?'}` })),
+      doc.errors.map((e) => ({
+        field: '(yaml)',
+        message: `malformed YAML: ${e.message.split('\n')[0]} — fix the syntax at line ${e.linePos?.[0]?.line ?? '?'}`,
+      })),
       kind,
     );
   }
   const raw: unknown = doc.toJS();
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new SpecError(source, [{ field: '(root)', message: 'the spec must be a YAML mapping with name, rayVersion, cluster, trainer and storage' }], kind);
+    throw new SpecError(
+      source,
+      [
+        {
+          field: '(root)',
+          message: 'the spec must be a YAML mapping with name, rayVersion, cluster, trainer and storage',
+        },
+      ],
+      kind,
+    );
   }
   return raw as Record<string, unknown>;
 }
@@ -33,7 +45,9 @@ export async function readSpecFile(path: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (err) {
-    throw new SpecError(path, [{ field: '(file)', message: `cannot read the spec file: ${(err as Error).message}` }]);
+    throw new SpecError(path, [
+      { field: '(file)', message: `cannot read the spec file: ${(err as Error).message}` },
+    ]);
   }
 }
 
