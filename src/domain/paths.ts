@@ -67,3 +67,8 @@ export function sweepManifestPaths(
   const dir = runFolder(archiveDir, sweepName, sweepId);
   return { manifestPath: joinPath(dir, 'sweep.json'), csvPath: joinPath(dir, 'sweep.csv') };
 }
+
+/** The compact per-step metrics series (src/domain/metrics-series.ts) next to a run's manifest. */
+export function metricsSeriesPath(runDir: string): string {
+  return joinPath(runDir, 'metrics-series.json');
+}
