@@ -43,6 +43,9 @@ export async function startKubeRayOperator(
         KUBECONFIG: kubeconfig,
         PATH: process.env['PATH'] ?? '/usr/bin:/bin',
         HOME: process.env['HOME'] ?? '/root',
+        // The operator's periodic reconcile (default 300 s) is when it creates a resumed cluster's
+        // Pods; 10 s keeps the suspension test short without changing what the operator does.
+        RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV: '10',
       },
       stdio: ['ignore', log.fd, log.fd],
     },
