@@ -37,7 +37,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
     const env = new MockActivityEnvironment();
     const beats: TrainHeartbeat[] = [];
     env.on('heartbeat', (d: TrainHeartbeat) => beats.push({ ...d }));
-    const spec = testSpec();
+    const spec = testSpec({}, dir);
     const train = createTrain(deps(head));
     const running = env.run(train, {
       spec,
@@ -73,7 +73,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
       lastProgressAt: Date.now() - 3_600_000,
     };
     const env = new MockActivityEnvironment({ heartbeatDetails: previous });
-    const spec = testSpec();
+    const spec = testSpec({}, dir);
     spec.deadlines.noProgressSeconds = 60;
     await assert.rejects(
       env.run(createTrain(deps(head)), {
@@ -101,7 +101,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
     const env = new MockActivityEnvironment();
     await assert.rejects(
       env.run(createTrain(deps(head, () => readyCluster(1, 1))), {
-        spec: testSpec(),
+        spec: testSpec({}, dir),
         handle,
         checkpointDir: dir,
         resume: { mode: 'disable' as const },
@@ -120,7 +120,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
       '(TaskRunner pid=1) step:7 - val-env/CoordSokoban/success:0.0 - early_stopped/low_validation_success:1.0\n';
     const env = new MockActivityEnvironment();
     const result = await env.run(createTrain(deps(head)), {
-      spec: testSpec(),
+      spec: testSpec({}, dir),
       handle,
       checkpointDir: dir,
       resume: { mode: 'disable' as const },
@@ -136,7 +136,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
     const env = new MockActivityEnvironment();
     await assert.rejects(
       env.run(createTrain(deps(head)), {
-        spec: testSpec(),
+        spec: testSpec({}, dir),
         handle,
         checkpointDir: dir,
         resume: { mode: 'disable' as const },
@@ -174,7 +174,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
       const env = new MockActivityEnvironment();
       await assert.rejects(
         env.run(createTrain(deps(head)), {
-          spec: testSpec(),
+          spec: testSpec({}, dir),
           handle,
           checkpointDir: dir,
           resume: { mode: 'disable' as const },
@@ -192,7 +192,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
     const dir = await mkdtemp(join(tmpdir(), 'train-'));
     const head = new FakeRayHead();
     head.submitted.push('c-a0-train-0');
-    const spec = testSpec();
+    const spec = testSpec({}, dir);
     spec.deadlines.noProgressSeconds = 60;
     spec.deadlines.firstStepSeconds = 3600;
     // 10 minutes after submission, resumed at step 10: only its validation line (step:10) so far.
@@ -212,13 +212,16 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
     env.cancel();
     await assert.rejects(running, (err) => err instanceof CancelledFailure);
     // The first step came and then nothing for longer than noProgressSeconds.
+    // Each scenario its own archive (the log copy and its parse state live there).
+    const stuckSpec = testSpec({}, await mkdtemp(join(tmpdir(), 'train-')));
+    stuckSpec.deadlines = { ...spec.deadlines };
     const stuck = new FakeRayHead();
     stuck.submitted.push('c-a0-train-0');
     stuck.logs = 'step:10 - x:1\nstep:11 - x:1\n';
     const after: TrainHeartbeat = { ...waiting, step: 11 };
     await assert.rejects(
       new MockActivityEnvironment({ heartbeatDetails: after }).run(createTrain(deps(stuck)), {
-        spec,
+        spec: stuckSpec,
         handle,
         checkpointDir: dir,
         resume,
@@ -226,12 +229,13 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
       /noProgressSeconds=60/,
     );
     // No first step within firstStepSeconds.
-    spec.deadlines.firstStepSeconds = 300;
+    const neverSpec = testSpec({}, await mkdtemp(join(tmpdir(), 'train-')));
+    neverSpec.deadlines = { ...spec.deadlines, firstStepSeconds: 300 };
     const never = new FakeRayHead();
     never.submitted.push('c-a0-train-0');
     await assert.rejects(
       new MockActivityEnvironment({ heartbeatDetails: waiting }).run(createTrain(deps(never)), {
-        spec,
+        spec: neverSpec,
         handle,
         checkpointDir: dir,
         resume,
@@ -245,7 +249,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
     const head = new FakeRayHead();
     const env = new MockActivityEnvironment();
     const running = env.run(createTrain(deps(head)), {
-      spec: testSpec(),
+      spec: testSpec({}, dir),
       handle,
       checkpointDir: dir,
       resume: { mode: 'disable' as const },

@@ -30,10 +30,20 @@ export class FakeRayHead implements RayHeadApi {
       status: this.status,
       message: '',
       ...(this.exitCode === undefined ? {} : { driverExitCode: this.exitCode }),
+      driverNodeId: 'stand-in-node',
     };
   }
   async jobLogs() {
     return this.logs;
+  }
+  /** Bytes sent by jobLogTail, for tests of incremental reading. */
+  tailBytesSent = 0;
+  /** The last `lines` lines of `logs`, counted as Ray's tail counts them (a partial last line is one). */
+  async jobLogTail(_id: string, _node: string, lines: number) {
+    const bytes = Buffer.from(this.logs);
+    const tail = bytes.subarray(startOfLastLines(bytes, lines));
+    this.tailBytesSent += tail.length;
+    return tail;
   }
   packages = new Map<string, Buffer>();
   async packageExists(name: string) {
@@ -71,3 +81,11 @@ export const readyCluster = (workers: number, gpus: number): ClusterStatus => ({
   gpusRegistered: gpus,
   headRayVersion: '2.60.0',
 });
+
+/** Offset where the last `n` lines of `bytes` begin (Ray's find_start_offset_last_n_lines_from_offset). */
+export function startOfLastLines(bytes: Buffer, n: number): number {
+  // Ray counts a last line without `\n` as a line; so the start is after the k-th `\n` from the end.
+  let k = bytes.length > 0 && bytes[bytes.length - 1] === 0x0a ? n + 1 : n;
+  for (let i = bytes.length - 1; i >= 0; i--) if (bytes[i] === 0x0a && --k === 0) return i + 1;
+  return 0;
+}

@@ -1,5 +1,5 @@
 import type { RayNode } from '../../domain/cluster.js';
-import { RayHttpError, requestJson } from './http.js';
+import { RayHttpError, requestBytes, requestJson } from './http.js';
 
 export type RayJobStatus = 'PENDING' | 'RUNNING' | 'STOPPED' | 'SUCCEEDED' | 'FAILED';
 
@@ -9,6 +9,8 @@ export interface RayJobInfo {
   message: string;
   /** The entrypoint's exit code once it ended (JobInfo.driver_exit_code; absent before Ray 2.7 or while running). */
   driverExitCode?: number;
+  /** The node whose log directory holds the driver log (JobInfo.driver_node_id; absent until the driver starts). */
+  driverNodeId?: string;
 }
 
 interface NodesResponse {
@@ -42,6 +44,8 @@ export interface RayHeadApi {
   uploadPackage(name: string, bytes: Buffer): Promise<void>;
   job(submissionId: string): Promise<RayJobInfo | undefined>;
   jobLogs(submissionId: string): Promise<string>;
+  /** The driver log's last `lines` lines (a last line without `\n` counts), as bytes. */
+  jobLogTail(submissionId: string, driverNodeId: string, lines: number): Promise<Buffer>;
   stopJob(submissionId: string): Promise<void>;
 }
 
@@ -121,9 +125,11 @@ export class RayDashboardClient implements RayHeadApi {
         status: RayJobStatus;
         message?: string;
         driver_exit_code?: number | null;
+        driver_node_id?: string | null;
       }>(`${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}`);
       const info: RayJobInfo = { submissionId, status: body.status, message: body.message ?? '' };
       if (typeof body.driver_exit_code === 'number') info.driverExitCode = body.driver_exit_code;
+      if (body.driver_node_id) info.driverNodeId = body.driver_node_id;
       return info;
     } catch (err) {
       if (err instanceof RayHttpError && err.status === 404) return undefined;
@@ -137,6 +143,23 @@ export class RayDashboardClient implements RayHeadApi {
       { timeoutMs: 20_000 },
     );
     return body.logs;
+  }
+
+  /**
+   * Ray's State API log endpoint on the driver's node. By node id and file name: Ray 2.60 refuses
+   * `submission_id` alone (its options check wants a node), and answers no byte offsets, only the
+   * last N lines (src/domain/log-tail.ts aligns them).
+   */
+  async jobLogTail(submissionId: string, driverNodeId: string, lines: number): Promise<Buffer> {
+    const query = new URLSearchParams({
+      node_id: driverNodeId,
+      filename: `job-driver-${submissionId}.log`,
+      lines: String(lines),
+    });
+    return requestBytes(`${this.baseUrl}/api/v0/logs/file?${query.toString()}`, {
+      timeoutMs: 60_000,
+      accept: 'text/plain',
+    });
   }
 
   async stopJob(submissionId: string): Promise<void> {

@@ -18,20 +18,29 @@ export class RayHttpError extends Error {
 }
 
 /** `body` is sent as JSON; `bytes` as it is (a package upload). */
-export function requestJson<T>(
-  url: string,
-  init: { method?: string; body?: unknown; bytes?: Buffer; timeoutMs?: number } = {},
-): Promise<T> {
+export async function requestJson<T>(url: string, init: RequestInit = {}): Promise<T> {
+  const text = (await requestBytes(url, init)).toString('utf8');
+  try {
+    return (text ? JSON.parse(text) : {}) as T;
+  } catch (err) {
+    throw new Error(`Ray dashboard ${url} answered with invalid JSON: ${(err as Error).message}`);
+  }
+}
+
+type RequestInit = { method?: string; body?: unknown; bytes?: Buffer; timeoutMs?: number; accept?: string };
+
+/** The answer's bytes as they came (a log file), or RayHttpError for a non-2xx status. */
+export function requestBytes(url: string, init: RequestInit = {}): Promise<Buffer> {
   const payload = init.bytes ?? (init.body === undefined ? undefined : JSON.stringify(init.body));
   const contentType = init.bytes ? 'application/octet-stream' : 'application/json';
-  return new Promise<T>((resolve, reject) => {
+  return new Promise<Buffer>((resolve, reject) => {
     const req = request(
       url,
       {
         method: init.method ?? 'GET',
         headers: {
           'user-agent': 'ragen-orchestrator',
-          accept: 'application/json',
+          accept: init.accept ?? 'application/json',
           ...(payload !== undefined
             ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }
             : {}),
@@ -43,14 +52,11 @@ export function requestJson<T>(
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', reject);
         res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
+          const bytes = Buffer.concat(chunks);
           const status = res.statusCode ?? 0;
-          if (status < 200 || status >= 300) return reject(new RayHttpError(status, url, text));
-          try {
-            resolve((text ? JSON.parse(text) : {}) as T);
-          } catch (err) {
-            reject(new Error(`Ray dashboard ${url} answered with invalid JSON: ${(err as Error).message}`));
-          }
+          if (status < 200 || status >= 300)
+            return reject(new RayHttpError(status, url, bytes.toString('utf8')));
+          resolve(bytes);
         });
       },
     );
