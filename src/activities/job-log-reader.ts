@@ -1,52 +1,48 @@
 import { open, stat } from 'node:fs/promises';
 import type { RayHeadApi } from '../backends/ray/dashboard-client.js';
+import { LOG_FOLLOW_INTERVAL_S } from '../backends/ray/dashboard-client.js';
 import { RayHttpError } from '../backends/ray/http.js';
-import { alignTail, anchorOf, countTailLines, splitWholeLines } from '../domain/log-tail.js';
 
-/** The anchor: the consumed log's last bytes (whole lines) that a tail must contain. */
-const ANCHOR_BYTES = 4096;
-/** Smallest and largest window asked of the tail endpoint, in lines. */
-const MIN_WINDOW_LINES = 1000;
-const MAX_WINDOW_LINES = 1_000_000;
+/**
+ * After the job ended its log is complete; the agent sends what it has not sent within one follow
+ * interval. Wait that long (plus a margin) and until the stream was quiet for QUIET_MS.
+ */
+const FINAL_WAIT_MS = LOG_FOLLOW_INTERVAL_S * 1000 + 250;
+const QUIET_MS = 250;
 
 export interface LogRead {
-  /** New whole lines (a partial last line waits for the next poll). */
+  /** New whole lines (a partial last line waits for the next poll, unless `final`). */
   lines: string;
-  /** Bytes the head sent for this poll (all requests). */
+  /** Bytes the head sent since the last poll. */
   bytesRead: number;
-  /** True when more lines were written since the last poll than the largest window: some are missing. */
-  gap: boolean;
-  /** True when the anchor occurs twice in the window: a repeated line may be shown twice. */
-  ambiguous: boolean;
 }
 
 /**
- * Reads a Ray job's driver log incrementally: each poll asks the head for the log's last lines
- * (Ray's State API, `/api/v0/logs/file?node_id&filename=job-driver-<id>.log&lines=N`, the same on
- * the local backend and on KubeRay) and keeps only what follows the bytes already consumed. The
- * window follows the log's pace (twice the lines of the last poll, at least 1,000), so the bytes
- * read per poll depend on how fast the job writes, not on how long the log is. Every new byte is
- * appended to a copy on storage (`copyPath`), which `logs` reads after teardown; after a restart
- * the copy's size and last bytes say where to continue, without reading the log again.
+ * Reads a Ray job's driver log incrementally: one HTTP stream (Ray's State API follows the file,
+ * the same on the local backend and on KubeRay) delivers every byte once, as it is written; each
+ * poll takes what arrived since the last one, so the work per poll depends on how fast the job
+ * writes, not on how long the log is. New whole lines are appended to a copy on storage
+ * (`copyPath`), which `logs` reads after teardown. Ray 2.60's log API has no byte offset: after a
+ * restart (a retried activity, a broken connection) the stream starts at byte 0 again and the bytes
+ * the copy already holds are skipped unparsed and unwritten; the parse state comes from storage.
  */
 export class JobLogReader {
-  /** Bytes of the log consumed (its offset, as far as it is known) and of the copy written. */
-  private consumed: number;
-  private copied: number;
-  private anchor: Buffer;
-  private window = MIN_WINDOW_LINES;
+  private stream: { close(): void } | undefined;
+  private arrived: Buffer[] = [];
+  private arrivedBytes = 0;
+  private lastDataAt = 0;
+  /** Bytes of the current stream received so far; the first `copied` of them are already in the copy. */
+  private received = 0;
+  /** The current stream's start, for the skip. */
+  private skipUntil = 0;
+  private carry = Buffer.alloc(0);
 
   private constructor(
     private readonly head: RayHeadApi,
     private readonly submissionId: string,
     private readonly copyPath: string,
-    consumed: number,
-    anchor: Buffer,
-  ) {
-    this.consumed = consumed;
-    this.copied = consumed;
-    this.anchor = anchor;
-  }
+    private copied: number,
+  ) {}
 
   /** A reader that continues the copy at `copyPath` (created when absent). */
   static async resume(head: RayHeadApi, submissionId: string, copyPath: string): Promise<JobLogReader> {
@@ -54,86 +50,80 @@ export class JobLogReader {
       (s) => s.size,
       () => 0,
     );
-    let anchor = Buffer.alloc(0);
-    if (size > 0) {
-      const file = await open(copyPath, 'r');
-      try {
-        const length = Math.min(size, ANCHOR_BYTES * 2);
-        const buf = Buffer.alloc(length);
-        await file.read(buf, 0, length, size - length);
-        anchor = Buffer.from(anchorOf(buf, ANCHOR_BYTES));
-      } finally {
-        await file.close();
-      }
-    }
-    return new JobLogReader(head, submissionId, copyPath, size, anchor);
+    return new JobLogReader(head, submissionId, copyPath, size);
   }
 
-  /** Bytes of the copy written so far. */
+  /** Bytes of the copy written so far (= bytes of the log consumed). */
   get bytesCopied(): number {
     return this.copied;
   }
 
   /**
    * New whole lines since the last poll; `driverNodeId` from the job's info (absent: no log yet).
-   * `final` (the job ended, its log is complete): a last line without `\n` is taken too.
+   * `final` (the job ended, its log is complete): wait until the stream is quiet, take a last line
+   * without `\n` too, and close the stream.
    */
   async poll(driverNodeId: string | undefined, options: { final?: boolean } = {}): Promise<LogRead> {
-    const read: LogRead = { lines: '', bytesRead: 0, gap: false, ambiguous: false };
-    if (!driverNodeId) return read;
-    for (;;) {
-      const tail = await this.head.jobLogTail(this.submissionId, driverNodeId, this.window).catch((err) => {
-        // The driver has not written its log file yet: Ray answers 500 "... is not found".
-        if (err instanceof RayHttpError && /not found/i.test(err.body)) return Buffer.alloc(0);
-        throw err;
-      });
-      read.bytesRead += tail.length;
-      const aligned = alignTail(tail, this.window, this.consumed, this.anchor);
-      if (aligned.kind === 'shrunk') {
-        // Not the log that was copied (a job resubmitted under the same id): start over, say so.
-        await this.append(
-          Buffer.from(`[ragen-orchestrator: the driver log restarted; the copy continues with the new log]\n`),
-          false,
-        );
-        this.consumed = 0;
-        this.anchor = Buffer.alloc(0);
-        continue;
-      }
-      if (aligned.kind === 'short' && this.window < MAX_WINDOW_LINES) {
-        this.window = Math.min(MAX_WINDOW_LINES, this.window * 4);
-        continue;
-      }
-      let fresh: Buffer;
-      if (aligned.kind === 'short') {
-        // More lines came than the largest window: keep what the window holds and say so.
-        read.gap = true;
-        await this.append(
-          Buffer.from(
-            `[ragen-orchestrator: more than ${MAX_WINDOW_LINES} lines were written between two reads; lines before these are missing]\n`,
-          ),
-          false,
-        );
-        fresh = tail;
-      } else {
-        fresh = aligned.fresh;
-        read.ambiguous = aligned.ambiguous;
-      }
-      const whole = options.final ? fresh : splitWholeLines(fresh).whole;
-      if (whole.length > 0) {
-        await this.append(whole);
-        read.lines = whole.toString('utf8');
-      }
-      const newLines = countTailLines(whole);
-      this.window = Math.min(
-        MAX_WINDOW_LINES,
-        Math.max(MIN_WINDOW_LINES, 2 * (newLines + countTailLines(this.anchor))),
+    if (!driverNodeId) return { lines: '', bytesRead: 0 };
+    if (!this.stream && !(await this.connect(driverNodeId))) return { lines: '', bytesRead: 0 };
+    if (options.final) {
+      const until = Date.now() + FINAL_WAIT_MS;
+      while (this.stream && (Date.now() < until || Date.now() - this.lastDataAt < QUIET_MS))
+        await new Promise((r) => setTimeout(r, 50));
+    }
+    const bytesRead = this.arrivedBytes;
+    const data = Buffer.concat([this.carry, ...this.arrived]);
+    this.arrived = [];
+    this.arrivedBytes = 0;
+    const end = options.final ? data.length : data.lastIndexOf(0x0a) + 1;
+    const whole = data.subarray(0, end);
+    this.carry = Buffer.from(data.subarray(end));
+    if (whole.length > 0) await this.append(whole);
+    if (options.final) this.close();
+    return { lines: whole.toString('utf8'), bytesRead };
+  }
+
+  /** Stop following (the activity ends). */
+  close(): void {
+    this.stream?.close();
+    this.stream = undefined;
+  }
+
+  private async connect(driverNodeId: string): Promise<boolean> {
+    this.received = 0;
+    this.skipUntil = this.copied;
+    this.carry = Buffer.alloc(0);
+    this.lastDataAt = Date.now();
+    try {
+      this.stream = await this.head.followJobLog(
+        this.submissionId,
+        driverNodeId,
+        (chunk) => this.onData(chunk),
+        () => {
+          // Closed by the head or the network: the next poll reconnects and skips what was copied.
+          this.stream = undefined;
+          this.arrived = [];
+          this.arrivedBytes = 0;
+        },
       );
-      return read;
+      return true;
+    } catch (err) {
+      // The driver has not written its log file yet: Ray answers 500 naming the missing file.
+      if (err instanceof RayHttpError && /not found/i.test(err.body)) return false;
+      throw err;
     }
   }
 
-  /** Append to the copy; `ofLog`: the bytes are the log's (a note of ours is not). */
-  private async append(bytes: Buffer, ofLog = true): Promise<void> {
+  private onData(chunk: Buffer): void {
+    this.lastDataAt = Date.now();
+    const start = this.received;
+    this.received += chunk.length;
+    this.arrivedBytes += chunk.length;
+    if (this.received <= this.skipUntil) return; // already in the copy
+    this.arrived.push(start >= this.skipUntil ? chunk : chunk.subarray(this.skipUntil - start));
+  }
+
+  private async append(bytes: Buffer): Promise<void> {
     const file = await open(this.copyPath, 'a');
     try {
       await file.write(bytes);
@@ -141,13 +131,5 @@ export class JobLogReader {
       await file.close();
     }
     this.copied += bytes.length;
-    if (!ofLog) return;
-    this.consumed += bytes.length;
-    this.anchor = Buffer.from(
-      anchorOf(
-        bytes.length >= ANCHOR_BYTES ? bytes : Buffer.concat([this.anchor, bytes]),
-        ANCHOR_BYTES,
-      ),
-    );
   }
 }

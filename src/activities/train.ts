@@ -111,12 +111,7 @@ export function createTrain(deps: ActivityDeps) {
       const job = await dashboard.job(submission);
       if (job) {
         const terminal = job.status === 'SUCCEEDED' || job.status === 'FAILED' || job.status === 'STOPPED';
-        const read = await reader.poll(job.driverNodeId, { final: terminal });
-        if (read.gap || read.ambiguous)
-          Context.current().log.warn(
-            `driver log of ${submission}: ${read.gap ? 'lines were written faster than read; some are missing in the copy' : 'a repeated block may appear twice in the copy'}`,
-          );
-        feedTrainLog(summary, read.lines);
+        feedTrainLog(summary, (await reader.poll(job.driverNodeId, { final: terminal })).lines);
       }
       return { job };
     };
@@ -253,6 +248,7 @@ export function createTrain(deps: ActivityDeps) {
       try {
         return await poll();
       } finally {
+        reader.close();
         // The series and summary at the end, whatever the end (the archive's summary reads them).
         await store.save(reader.bytesCopied).catch((err: unknown) => {
           Context.current().log.warn(`could not save the metrics series: ${(err as Error).message}`);

@@ -36,14 +36,22 @@ export class FakeRayHead implements RayHeadApi {
   async jobLogs() {
     return this.logs;
   }
-  /** Bytes sent by jobLogTail, for tests of incremental reading. */
-  tailBytesSent = 0;
-  /** The last `lines` lines of `logs`, counted as Ray's tail counts them (a partial last line is one). */
-  async jobLogTail(_id: string, _node: string, lines: number) {
-    const bytes = Buffer.from(this.logs);
-    const tail = bytes.subarray(startOfLastLines(bytes, lines));
-    this.tailBytesSent += tail.length;
-    return tail;
+  /** Bytes sent to followers of the log, for tests of incremental reading. */
+  followedBytes = 0;
+  /** Follows `logs` as Ray's log stream does: from byte 0, then what is appended, every 10 ms. */
+  async followJobLog(_id: string, _node: string, onData: (chunk: Buffer) => void) {
+    let sent = 0;
+    const push = () => {
+      const bytes = Buffer.from(this.logs);
+      if (bytes.length > sent) {
+        this.followedBytes += bytes.length - sent;
+        onData(bytes.subarray(sent));
+        sent = bytes.length;
+      }
+    };
+    push();
+    const timer = setInterval(push, 10);
+    return { close: () => clearInterval(timer) };
   }
   packages = new Map<string, Buffer>();
   async packageExists(name: string) {
@@ -82,10 +90,3 @@ export const readyCluster = (workers: number, gpus: number): ClusterStatus => ({
   headRayVersion: '2.60.0',
 });
 
-/** Offset where the last `n` lines of `bytes` begin (Ray's find_start_offset_last_n_lines_from_offset). */
-export function startOfLastLines(bytes: Buffer, n: number): number {
-  // Ray counts a last line without `\n` as a line; so the start is after the k-th `\n` from the end.
-  let k = bytes.length > 0 && bytes[bytes.length - 1] === 0x0a ? n + 1 : n;
-  for (let i = bytes.length - 1; i >= 0; i--) if (bytes[i] === 0x0a && --k === 0) return i + 1;
-  return 0;
-}

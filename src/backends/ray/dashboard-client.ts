@@ -1,5 +1,8 @@
 import type { RayNode } from '../../domain/cluster.js';
-import { RayHttpError, requestBytes, requestJson } from './http.js';
+import { followBytes, RayHttpError, requestJson } from './http.js';
+
+/** How often Ray's log agent looks for new bytes at the end of a followed log. */
+export const LOG_FOLLOW_INTERVAL_S = 0.25;
 
 export type RayJobStatus = 'PENDING' | 'RUNNING' | 'STOPPED' | 'SUCCEEDED' | 'FAILED';
 
@@ -44,8 +47,13 @@ export interface RayHeadApi {
   uploadPackage(name: string, bytes: Buffer): Promise<void>;
   job(submissionId: string): Promise<RayJobInfo | undefined>;
   jobLogs(submissionId: string): Promise<string>;
-  /** The driver log's last `lines` lines (a last line without `\n` counts), as bytes. */
-  jobLogTail(submissionId: string, driverNodeId: string, lines: number): Promise<Buffer>;
+  /** Follow the driver log from its start: every byte once, as it is written (onEnd when the stream stops). */
+  followJobLog(
+    submissionId: string,
+    driverNodeId: string,
+    onData: (chunk: Buffer) => void,
+    onEnd: (err?: Error) => void,
+  ): Promise<{ close(): void }>;
   stopJob(submissionId: string): Promise<void>;
 }
 
@@ -146,20 +154,25 @@ export class RayDashboardClient implements RayHeadApi {
   }
 
   /**
-   * Ray's State API log endpoint on the driver's node. By node id and file name: Ray 2.60 refuses
-   * `submission_id` alone (its options check wants a node), and answers no byte offsets, only the
-   * last N lines (src/domain/log-tail.ts aligns them).
+   * Follow the driver log from byte 0 through Ray's State API on the driver's node
+   * (`/api/v0/logs/stream?node_id&filename=job-driver-<id>.log&lines=-1&interval=…`: the agent
+   * reads the file to its end, then again every interval). By node id and file name: Ray 2.60
+   * refuses `submission_id` alone (its options check wants a node). The promise settles when the
+   * head answered (a log not written yet is a RayHttpError 500 naming the missing file).
    */
-  async jobLogTail(submissionId: string, driverNodeId: string, lines: number): Promise<Buffer> {
+  followJobLog(
+    submissionId: string,
+    driverNodeId: string,
+    onData: (chunk: Buffer) => void,
+    onEnd: (err?: Error) => void,
+  ): Promise<{ close(): void }> {
     const query = new URLSearchParams({
       node_id: driverNodeId,
       filename: `job-driver-${submissionId}.log`,
-      lines: String(lines),
+      lines: '-1',
+      interval: String(LOG_FOLLOW_INTERVAL_S),
     });
-    return requestBytes(`${this.baseUrl}/api/v0/logs/file?${query.toString()}`, {
-      timeoutMs: 60_000,
-      accept: 'text/plain',
-    });
+    return followBytes(`${this.baseUrl}/api/v0/logs/stream?${query.toString()}`, onData, onEnd);
   }
 
   async stopJob(submissionId: string): Promise<void> {

@@ -29,7 +29,7 @@ export async function requestJson<T>(url: string, init: RequestInit = {}): Promi
 
 type RequestInit = { method?: string; body?: unknown; bytes?: Buffer; timeoutMs?: number; accept?: string };
 
-/** The answer's bytes as they came (a log file), or RayHttpError for a non-2xx status. */
+/** The answer's bytes as they came, or RayHttpError for a non-2xx status. */
 export function requestBytes(url: string, init: RequestInit = {}): Promise<Buffer> {
   const payload = init.bytes ?? (init.body === undefined ? undefined : JSON.stringify(init.body));
   const contentType = init.bytes ? 'application/octet-stream' : 'application/json';
@@ -65,5 +65,50 @@ export function requestBytes(url: string, init: RequestInit = {}): Promise<Buffe
     );
     req.on('error', reject);
     req.end(payload);
+  });
+}
+
+/**
+ * A streamed GET (a followed log): chunks go to `onData` as they arrive; `onEnd` once, when the
+ * server ends the answer or the connection breaks. Resolves when a 2xx answer starts; a non-2xx
+ * answer rejects with RayHttpError.
+ */
+export function followBytes(
+  url: string,
+  onData: (chunk: Buffer) => void,
+  onEnd: (err?: Error) => void,
+  connectTimeoutMs = 10_000,
+): Promise<{ close(): void }> {
+  return new Promise((resolve, reject) => {
+    let ended = false;
+    const end = (err?: Error) => {
+      if (!ended) (ended = true), onEnd(err);
+    };
+    const req = request(
+      url,
+      { headers: { 'user-agent': 'ragen-orchestrator', accept: 'text/plain' }, timeout: connectTimeoutMs },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        if (status < 200 || status >= 300) {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => reject(new RayHttpError(status, url, Buffer.concat(chunks).toString('utf8'))));
+          res.on('error', reject);
+          return;
+        }
+        req.setTimeout(0); // a quiet log is not a dead connection
+        res.on('data', onData);
+        res.on('end', () => end());
+        res.on('error', (err) => end(err));
+        res.on('close', () => end());
+        resolve({ close: () => req.destroy() });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`Ray dashboard ${url} did not answer within ${connectTimeoutMs} ms`)));
+    req.on('error', (err) => {
+      reject(err);
+      end(err);
+    });
+    req.end();
   });
 }
