@@ -19,7 +19,10 @@ const seconds = Number(process.argv[3] ?? 60);
 const config = loadConfig(process.env);
 const writer = join(import.meta.dirname, 'standins', 'log-writer.py');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const sha256 = async (path: string) => createHash('sha256').update(await readFile(path)).digest('hex');
+const sha256 = async (path: string) =>
+  createHash('sha256')
+    .update(await readFile(path))
+    .digest('hex');
 
 interface Poll {
   at: number;
@@ -67,7 +70,9 @@ await withRayHead(async (dashboardUrl, rayTemp) => {
   const tenth = Math.max(3, Math.floor(growing.length / 10));
   const first = growing.slice(1, 1 + tenth);
   const last = growing.slice(-tenth - 1, -1);
-  console.log(`stand-in job wrote ${(((await stat(rayLog)).size) / 1e6).toFixed(1)} MB in ${polls.length} polls (1 s apart)`);
+  console.log(
+    `stand-in job wrote ${((await stat(rayLog)).size / 1e6).toFixed(1)} MB in ${polls.length} polls (1 s apart)`,
+  );
   console.log('first polls:');
   for (const p of growing.slice(0, 5)) console.log(fmt(p));
   console.log('last polls:');

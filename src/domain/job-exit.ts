@@ -74,5 +74,10 @@ export function classifyJobFailure(exitCode: number | undefined, logs: string): 
  * and the log's last lines, rather than the whole log.
  */
 export function isFailureEvidence(line: string): boolean {
-  return DISK_FULL.test(line) || CONFIG_ERROR.test(line) || RESOURCE_ERROR.test(line) || /^checkpoint error: /.test(line);
+  return (
+    DISK_FULL.test(line) ||
+    CONFIG_ERROR.test(line) ||
+    RESOURCE_ERROR.test(line) ||
+    /^checkpoint error: /.test(line)
+  );
 }

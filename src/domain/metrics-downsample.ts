@@ -4,7 +4,8 @@ import type { MetricSummary, MetricsPoint, MetricsSeries, MetricsSummary } from 
 export const DEFAULT_MAX_POINTS = 2000;
 
 export function emptySeries(maxPoints = DEFAULT_MAX_POINTS): MetricsSeries {
-  if (maxPoints < 4) throw new Error(`maxPoints must be at least 4 (first, last and two between), got ${maxPoints}`);
+  if (maxPoints < 4)
+    throw new Error(`maxPoints must be at least 4 (first, last and two between), got ${maxPoints}`);
   return { schemaVersion: 1, maxPoints, stride: 1, points: [] };
 }
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -12,6 +12,13 @@ import type { ClusterHandle, ClusterStatus } from '../../src/domain/cluster.js';
 import type { TrainHeartbeat } from '../../src/domain/progress.js';
 import { FakeRayHead, fakeBackend, readyCluster } from '../helpers/fake-ray-head.js';
 import { testSpec } from '../helpers/specs.js';
+import { MetricsSeriesSchema, MetricsSummarySchema } from '../../src/domain/metrics-series.js';
+import {
+  metricsSeriesPath,
+  metricsSummaryPath,
+  runArchiveDir,
+  trainLogPath,
+} from '../../src/domain/paths.js';
 
 const handle: ClusterHandle = {
   backend: 'local',
@@ -242,6 +249,87 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
       }),
       /firstStepSeconds=300/,
     );
+  });
+
+  it('reads only new log bytes, copies the log next to the manifest, and a retry continues the copy and the metrics', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'train-'));
+    const spec = testSpec({}, dir);
+    const runDir = runArchiveDir(spec.storage, spec.name, 'w'); // MockActivityEnvironment's workflow id
+    const copy = trainLogPath(runDir, handle.name);
+    const head = new FakeRayHead();
+    const input = { spec, handle, checkpointDir: dir, resume: { mode: 'disable' as const } };
+    const first = new MockActivityEnvironment({ workflowExecution: { workflowId: 'w', runId: 'r' } });
+    const running = first.run(createTrain(deps(head)), input);
+    for (let step = 1; step <= 12; step++) {
+      head.logs += `(TaskRunner pid=1) step:${step} - critic/score/mean:${step % 5} - actor/loss:${1 / step}\nnoise ${step}\n`;
+      if (step === 10) await writeFile(join(dir, 'latest_checkpointed_iteration.txt'), '10');
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    head.logs += 'a last line without newline';
+    first.cancel(); // the worker goes away mid-run
+    await assert.rejects(running, (err) => err instanceof CancelledFailure);
+    assert.ok(head.followedBytes <= Buffer.byteLength(head.logs), 'no byte sent twice while following');
+    const copied = await readFile(copy, 'utf8');
+    assert.ok(
+      copied.length > 0 && head.logs.startsWith(copied) && copied.endsWith('\n'),
+      'whole lines copied, a partial one waits',
+    );
+
+    // The retry: the same job, the log grown further; the copy continues without repeating a byte.
+    head.logs += ' ends here\nstep:20 - critic/score/mean:4 - actor/loss:0.01\n';
+    await writeFile(join(dir, 'latest_checkpointed_iteration.txt'), '20');
+    head.status = 'SUCCEEDED';
+    const retry = new MockActivityEnvironment({
+      workflowExecution: { workflowId: 'w', runId: 'r' },
+      heartbeatDetails: {
+        step: 12,
+        lastCheckpointStep: 10,
+        submissionId: 'c-a0-train-0',
+        lastProgressAt: Date.now(),
+      },
+    });
+    const result = (await retry.run(createTrain(deps(head)), input)) as TrainResult;
+    assert.equal(result.finalStep, 20);
+    assert.equal(await readFile(copy, 'utf8'), head.logs, 'the copy is the log, nothing twice');
+    const series = MetricsSeriesSchema.parse(JSON.parse(await readFile(metricsSeriesPath(runDir), 'utf8')));
+    assert.deepEqual(
+      series.points.map((p) => p.step),
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 20],
+      'steps before the retry come from the saved state and the copy, not from the log again',
+    );
+    const summary = MetricsSummarySchema.parse(
+      JSON.parse(await readFile(metricsSummaryPath(runDir), 'utf8')),
+    );
+    assert.deepEqual(summary['critic/score/mean'], {
+      last: 4,
+      lastStep: 20,
+      best: 4,
+      bestStep: 4,
+      mode: 'max',
+    });
+    assert.equal(summary['actor/loss']?.mode, 'min');
+  });
+
+  it('never appends to a log file at its place that it did not write', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'train-'));
+    const spec = testSpec({}, dir);
+    const runDir = runArchiveDir(spec.storage, spec.name, 'w');
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(runDir, { recursive: true });
+    await writeFile(trainLogPath(runDir, handle.name), 'a user file\n');
+    const head = new FakeRayHead();
+    head.status = 'SUCCEEDED';
+    head.logs = 'step:20 - x:1\n';
+    await writeFile(join(dir, 'latest_checkpointed_iteration.txt'), '20');
+    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'w', runId: 'r' } });
+    await env.run(createTrain(deps(head)), {
+      spec,
+      handle,
+      checkpointDir: dir,
+      resume: { mode: 'disable' as const },
+    });
+    assert.equal(await readFile(trainLogPath(runDir, handle.name), 'utf8'), 'a user file\n');
+    assert.equal(await readFile(trainLogPath(runDir, handle.name, 1), 'utf8'), head.logs);
   });
 
   it('stops the job when the activity is cancelled', async () => {

@@ -89,4 +89,3 @@ export const readyCluster = (workers: number, gpus: number): ClusterStatus => ({
   gpusRegistered: gpus,
   headRayVersion: '2.60.0',
 });
-

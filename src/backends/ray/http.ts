@@ -82,7 +82,7 @@ export function followBytes(
   return new Promise((resolve, reject) => {
     let ended = false;
     const end = (err?: Error) => {
-      if (!ended) (ended = true), onEnd(err);
+      if (!ended) ((ended = true), onEnd(err));
     };
     const req = request(
       url,
@@ -104,7 +104,9 @@ export function followBytes(
         resolve({ close: () => req.destroy() });
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`Ray dashboard ${url} did not answer within ${connectTimeoutMs} ms`)));
+    req.on('timeout', () =>
+      req.destroy(new Error(`Ray dashboard ${url} did not answer within ${connectTimeoutMs} ms`)),
+    );
     req.on('error', (err) => {
       reject(err);
       end(err);
