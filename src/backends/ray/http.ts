@@ -82,7 +82,9 @@ export function followBytes(
   return new Promise((resolve, reject) => {
     let ended = false;
     const end = (err?: Error) => {
-      if (!ended) ((ended = true), onEnd(err));
+      if (ended) return;
+      ended = true;
+      onEnd(err);
     };
     const req = request(
       url,
