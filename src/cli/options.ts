@@ -40,6 +40,7 @@ export const CommandSchemas = {
   sweep: z.strictObject({ spec: SpecFile, embedded: z.boolean().default(false) }),
   campaign: z.strictObject({ spec: SpecFile, embedded: z.boolean().default(false) }),
   workflow: z.strictObject({ workflowId: WorkflowId }),
+  logs: z.strictObject({ workflowId: WorkflowId, follow: z.boolean().default(false) }),
   campaignExtend: z.strictObject({
     workflowId: WorkflowId,
     steps: z

@@ -63,6 +63,19 @@ export function buildProgram(execute: (run: Run) => Promise<void>): Command {
     });
 
   program
+    .command('logs')
+    .description(
+      "the training job's driver log (a campaign's attempts in order), from its copy next to the manifest",
+    )
+    .argument('<workflow-id>')
+    .option('-f, --follow', 'print what is added until the workflow closes')
+    .action(async (workflowId: string, opts: object) => {
+      const o = parseCommand('logs', S.logs, { workflowId, ...opts });
+      const { logsCommand } = await import('./logs.js');
+      await execute((config) => logsCommand(config, o.workflowId, o.follow));
+    });
+
+  program
     .command('cancel')
     .description(
       'graceful cancel: the job stops, checkpoints stay, the manifest is written, the cluster is deleted',
