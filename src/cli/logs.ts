@@ -21,7 +21,11 @@ interface LogSource {
  * so it works after teardown. A campaign prints its attempts in order (child `<id>-a<n>`), each
  * headed by its attempt and cluster. `-f` prints what is added until the workflow closes.
  */
-export async function logsCommand(config: OrchestratorConfig, workflowId: string, follow: boolean): Promise<number> {
+export async function logsCommand(
+  config: OrchestratorConfig,
+  workflowId: string,
+  follow: boolean,
+): Promise<number> {
   return withClient(config, async (client) => {
     const handle = client.workflow.getHandle(workflowId);
     const kind = (await handle.describe()).type;
@@ -47,7 +51,11 @@ export async function logsCommand(config: OrchestratorConfig, workflowId: string
 }
 
 /** The spec the workflow was started with (its first history event; the latest run's, after continue-as-new). */
-async function startInputSpec(client: Client, namespace: string, workflowId: string): Promise<ExperimentSpec> {
+async function startInputSpec(
+  client: Client,
+  namespace: string,
+  workflowId: string,
+): Promise<ExperimentSpec> {
   const history = await client.workflowService.getWorkflowExecutionHistory({
     namespace,
     execution: { workflowId },
@@ -62,9 +70,14 @@ async function startInputSpec(client: Client, namespace: string, workflowId: str
 }
 
 /** Attempt folders in order (a campaign's children `<id>-a1`, `-a2`, …), each cluster's log in order. */
-export async function logSources(spec: ExperimentSpec, workflowId: string, kind: string): Promise<LogSource[]> {
+export async function logSources(
+  spec: ExperimentSpec,
+  workflowId: string,
+  kind: string,
+): Promise<LogSource[]> {
   const runs: { dir: string; attempt?: number; id: string }[] = [];
-  if (kind === 'experiment') runs.push({ dir: runArchiveDir(spec.storage, spec.name, workflowId), id: workflowId });
+  if (kind === 'experiment')
+    runs.push({ dir: runArchiveDir(spec.storage, spec.name, workflowId), id: workflowId });
   else
     for (let n = 1; ; n++) {
       const id = `${workflowId}-a${n}`;
@@ -103,7 +116,7 @@ async function printNew(source: LogSource, printed: Map<string, number>): Promis
     const file = await open(source.path, 'r');
     try {
       // In pieces: a copy may be gigabytes.
-      for (let at = start; at < size; ) {
+      for (let at = start; at < size;) {
         const buf = Buffer.alloc(Math.min(8 << 20, size - at));
         const { bytesRead } = await file.read(buf, 0, buf.length, at);
         if (bytesRead === 0) break;
