@@ -102,8 +102,8 @@ export function createTrain(deps: ActivityDeps) {
     let lastReportAt = 0;
     let spaceChecked = false;
     const wantWorkers = workerNodes(spec);
-    // The driver log is read incrementally and copied next to the manifest (`logs` reads the copy);
-    // the parse state survives a retry there, so the log is never read from its start again.
+    // The driver log is followed (each byte once) and copied next to the manifest (`logs` reads the
+    // copy); the parse state is saved there too, so a retry parses only what the copy lacks.
     const store = await TrainLogStore.open(runArchiveDir(spec.storage, spec.name, workflowId), handle.name);
     const summary = store.state;
     const reader = await JobLogReader.resume(dashboard, id, store.logPath);
