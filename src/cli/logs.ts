@@ -26,28 +26,44 @@ export async function logsCommand(
   workflowId: string,
   follow: boolean,
 ): Promise<number> {
-  return withClient(config, async (client) => {
-    const handle = client.workflow.getHandle(workflowId);
-    const kind = (await handle.describe()).type;
-    if (kind !== 'experiment' && kind !== 'campaign')
-      throw new UserError(
-        `${workflowId} is a ${kind}; it has no training log of its own: give one of its children's ids (see status ${workflowId})`,
-        2,
-      );
-    const spec = await startInputSpec(client, config.temporal.namespace, workflowId);
-    const printed = new Map<string, number>();
-    for (;;) {
-      const running = follow && (await handle.describe()).status.name === 'RUNNING';
-      const sources = await logSources(spec, workflowId, kind);
-      for (const source of sources) await printNew(source, printed);
-      if (!running) {
-        if (sources.length === 0)
-          console.error(`no training log yet under ${runArchiveDir(spec.storage, spec.name, workflowId)}`);
-        return 0;
-      }
-      await new Promise((r) => setTimeout(r, FOLLOW_INTERVAL_MS));
+  return withClient(config, (client) =>
+    printTrainingLogs(client, config.temporal.namespace, workflowId, follow, writeStdout),
+  );
+}
+
+type Write = (bytes: string | Buffer) => Promise<void>;
+const writeStdout: Write = (bytes) => new Promise<void>((r) => process.stdout.write(bytes, () => r()));
+
+/** What `logs` does, on a connected client; `write` takes the output. */
+export async function printTrainingLogs(
+  client: Client,
+  namespace: string,
+  workflowId: string,
+  follow: boolean,
+  write: Write,
+  followIntervalMs = FOLLOW_INTERVAL_MS,
+): Promise<number> {
+  const handle = client.workflow.getHandle(workflowId);
+  const kind = (await handle.describe()).type;
+  if (kind !== 'experiment' && kind !== 'campaign')
+    throw new UserError(
+      `${workflowId} is a ${kind}; it has no training log of its own: give one of its children's ids (see status ${workflowId})`,
+      2,
+    );
+  const spec = await startInputSpec(client, namespace, workflowId);
+  const printed = new Map<string, number>();
+  for (;;) {
+    // Read the state first: what was written before the workflow closed is printed after it.
+    const running = follow && (await handle.describe()).status.name === 'RUNNING';
+    const sources = await logSources(spec, workflowId, kind);
+    for (const source of sources) await printNew(source, printed, write);
+    if (!running) {
+      if (sources.length === 0)
+        console.error(`no training log yet under ${runArchiveDir(spec.storage, spec.name, workflowId)}`);
+      return 0;
     }
-  });
+    await new Promise((r) => setTimeout(r, followIntervalMs));
+  }
 }
 
 /** The spec the workflow was started with (its first history event; the latest run's, after continue-as-new). */
@@ -107,10 +123,10 @@ export async function logSources(
 /** Cluster names end in `-a<n>`, the cluster attempt (a resubmit makes the next). */
 const clusterOrder = (file: string) => Number(/-a(\d+)(\.\d+)?\.log$/.exec(file)?.[1] ?? 0);
 
-async function printNew(source: LogSource, printed: Map<string, number>): Promise<void> {
+async function printNew(source: LogSource, printed: Map<string, number>, write: Write): Promise<void> {
   const from = printed.get(source.path);
   const size = (await stat(source.path)).size;
-  if (from === undefined) process.stdout.write(`${source.heading}\n`);
+  if (from === undefined) await write(`${source.heading}\n`);
   const start = from ?? 0;
   if (size > start) {
     const file = await open(source.path, 'r');
@@ -120,7 +136,7 @@ async function printNew(source: LogSource, printed: Map<string, number>): Promis
         const buf = Buffer.alloc(Math.min(8 << 20, size - at));
         const { bytesRead } = await file.read(buf, 0, buf.length, at);
         if (bytesRead === 0) break;
-        await new Promise<void>((r) => process.stdout.write(buf.subarray(0, bytesRead), () => r()));
+        await write(buf.subarray(0, bytesRead));
         at += bytesRead;
       }
     } finally {
