@@ -9,7 +9,9 @@ import { UserError } from './user-errors.js';
 
 // The workflow's own input says where its archive folder is; read loosely, so inputs of older versions still work.
 const Storage = z.object({ name: z.string(), storage: z.object({ archiveDir: z.string() }) });
-const SweepInput = z.object({ sweep: Storage });
+const SweepInput = z.object({
+  sweep: z.object({ name: z.string(), base: z.object({ storage: z.object({ archiveDir: z.string() }) }) }),
+});
 const CampaignInput = z.object({ spec: Storage, budgets: z.unknown() });
 const ExperimentInput = z.object({ spec: Storage });
 
@@ -18,7 +20,7 @@ export function sourceFromInput(workflowId: string, input: unknown): ReportSourc
   const sweep = SweepInput.safeParse(input);
   if (sweep.success) {
     const s = sweep.data.sweep;
-    return { kind: 'sweep', dir: runFolder(s.storage.archiveDir, s.name, workflowId) };
+    return { kind: 'sweep', dir: runFolder(s.base.storage.archiveDir, s.name, workflowId) };
   }
   const campaign = CampaignInput.safeParse(input);
   if (campaign.success && campaign.data.budgets !== undefined) {
