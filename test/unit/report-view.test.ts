@@ -1,4 +1,10 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { REPO_ROOT } from '../../src/config.js';
 import { describe, it } from 'node:test';
 import { parseCommand, CommandSchemas } from '../../src/cli/options.js';
 import { sourceFromInput } from '../../src/cli/report-locate.js';
@@ -9,7 +15,7 @@ import { experimentReport } from '../../src/report/experiment-view.js';
 import { escapeHtml, renderReportHtml, scriptJson } from '../../src/report/render-html.js';
 import { buildGantt } from '../../src/report/timeline.js';
 import { testInput, testSpec } from '../helpers/specs.js';
-import { testManifest, testSeries, testStages } from '../helpers/report-fixtures.js';
+import { testManifest, testSeries, testStages, writeExperiment } from '../helpers/report-fixtures.js';
 
 const options = { keys: [], top: 5 };
 
@@ -210,5 +216,50 @@ describe('report command input', () => {
       dir: '/data/archive/lr/s1',
     });
     assert.throws(() => sourceFromInput('x', { other: 1 }), /not an experiment, sweep or campaign/);
+  });
+});
+
+/** The CLI as a process, through the package's bin launcher. */
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const r = await promisify(execFile)(
+      process.execPath,
+      [join(REPO_ROOT, 'bin', 'ragen-orchestrator.js'), ...args],
+      {
+        env: { ...process.env, RAGEN_DEBUG: '' },
+      },
+    );
+    return { code: 0, ...r };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('report through the CLI (--from, no server)', () => {
+  it('writes the page, keeps an existing file without --force, names bad input', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'report-cli-'));
+    try {
+      const dir = await writeExperiment(root, 'exp-cli');
+      const out = join(root, 'r.html');
+      const first = await cli(['report', '--from', dir, '--out', out]);
+      assert.equal(first.code, 0, first.stderr);
+      assert.match(first.stdout, /^report: .*r\.html \(\d+ KiB, written in [\d.]+ s; opens offline\)/);
+      const before = await stat(out);
+      const again = await cli(['report', '--from', dir, '--out', out]);
+      assert.equal(again.code, 2);
+      assert.match(again.stderr, /r\.html exists: choose another --out, or add --force to replace it/);
+      assert.equal((await stat(out)).mtimeMs, before.mtimeMs, 'the existing file is untouched');
+      assert.match(await readFile(out, 'utf8'), /^<!DOCTYPE html>/);
+      const none = await cli(['report']);
+      assert.equal(none.code, 2);
+      assert.match(none.stderr, /give the workflow id, or an archive folder with --from/);
+      const empty = await cli(['report', '--from', root]);
+      assert.equal(empty.code, 1);
+      assert.equal(empty.stderr.trim().split('\n').length, 1, empty.stderr);
+      assert.match(empty.stderr, /holds none of manifest\.json, sweep\.json, campaign\.json/);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
