@@ -2,7 +2,8 @@ import type { AttemptRecord } from '../domain/campaign.js';
 import { CURVE_GROUPS, type Curve, alignCurves, chartId, curveOf, seriesKeys } from './curves.js';
 import { fmtNumber, fmtSeconds } from './format.js';
 import type { CampaignData, ReportOptions } from './inputs.js';
-import type { ChartMarker, ChartModel, ReportModel, Section } from './view-model.js';
+import { buildGantt } from './timeline.js';
+import type { ChartMarker, ChartModel, Gantt, ReportModel, Section } from './view-model.js';
 
 type Attempt = CampaignData['manifest']['attempts'][number];
 
@@ -67,6 +68,78 @@ export function stitchedCurves(
     });
   }
   return curves;
+}
+
+/**
+ * Every attempt's stages on one Gantt chart (the attempt records carry them through teardown), with
+ * each attempt's idle GPU spans, measured as for an experiment from its own manifest's checkpoints.
+ */
+export function campaignGantt(data: CampaignData): Gantt | undefined {
+  const parts = data.manifest.attempts.flatMap((a) => {
+    if (!a.stages?.length) return [];
+    const m = data.attempts.find((d) => d.workflowId === a.workflowId)?.manifest;
+    const gpus = m ? m.cluster.shape.workerGroups.reduce((n, g) => n + g.replicas * g.gpusPerWorker, 0) : 0;
+    const g = buildGantt({
+      stages: a.stages,
+      checkpoints: m?.checkpoints ?? [],
+      gpus,
+      complete: true,
+      backend: m?.cluster.backend ?? 'local',
+    });
+    return g ? [{ attempt: a.attempt, g, hasManifest: m !== undefined }] : [];
+  });
+  if (parts.length === 0) return undefined;
+  const origin = Math.min(...parts.map((p) => Date.parse(p.g.origin)));
+  const bars: Gantt['bars'] = [];
+  const idle: Gantt['idle'] = [];
+  const unknown = new Set<string>();
+  for (const { attempt, g, hasManifest } of parts) {
+    const shift = (Date.parse(g.origin) - origin) / 1000;
+    bars.push(
+      ...g.bars.map((b) => ({
+        ...b,
+        label: `a${attempt} ${b.label}`,
+        start: b.start + shift,
+        end: b.end + shift,
+      })),
+    );
+    if (!hasManifest)
+      unknown.add(
+        `attempt ${attempt}: its manifest could not be read, so its GPUs and checkpoints are unknown`,
+      );
+    idle.push(
+      ...g.idle.map((s) => ({
+        ...s,
+        label: `a${attempt}: ${s.label}`,
+        start: s.start + shift,
+        end: s.end + shift,
+      })),
+    );
+    for (const u of g.unknown)
+      unknown.add(u.startsWith('the newest checkpoint') ? `attempt ${attempt}: ${u}` : u);
+  }
+  const gpus = Math.max(...parts.map((p) => p.g.gpus));
+  const total = Math.max(...bars.map((b) => b.end));
+  return { origin: new Date(origin).toISOString(), total, bars, idle, gpus, unknown: [...unknown] };
+}
+
+function timelineSection(data: CampaignData): Section {
+  const gantt = campaignGantt(data);
+  const section: Section = { title: 'Stage timeline across attempts', notes: [], charts: [], tables: [] };
+  if (!gantt) {
+    section.notes.push('The attempt records carry no stages (campaigns recorded before they did).');
+    return section;
+  }
+  section.gantt = gantt;
+  section.tables.push(
+    {
+      title: 'GPU time left idle by orchestration',
+      header: ['span', 'seconds', 'GPU-seconds', 'how'],
+      rows: gantt.idle.map((s) => [s.label, fmtSeconds(s.seconds), fmtNumber(s.gpuSeconds, 6), s.note]),
+    },
+    { title: 'Not measurable from these records', header: ['what'], rows: gantt.unknown.map((u) => [u]) },
+  );
+  return section;
 }
 
 /** The campaign report: continuous curves across attempts with resume points and failures, and the attempts. */
@@ -159,6 +232,6 @@ export function campaignReport(data: CampaignData, options: ReportOptions): Repo
       ['archive folder', data.dir],
       ['written', m.writtenAt],
     ],
-    sections: [section, attempts],
+    sections: [section, timelineSection(data), attempts],
   };
 }

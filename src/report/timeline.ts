@@ -84,8 +84,13 @@ export function buildGantt(input: TimelineInput): Gantt | undefined {
   const archive = stages.find((s) => s.stage === 'archive');
   const end =
     input.complete && teardown ? ms(teardown.startedAt) : archive ? ms(archive.startedAt) : undefined;
-  if (checkpoint && end !== undefined) {
-    const from = Math.max(checkpoint.at, ms((join ?? stages[0]!).startedAt));
+  const trainedFrom = train ? ms(train.startedAt) : undefined;
+  if (checkpoint && trainedFrom !== undefined && checkpoint.at < trainedFrom) {
+    unknown.push(
+      `the newest checkpoint (step ${checkpoint.step}) predates this run's training: no checkpoint was written in it, so the end gap is not measured`,
+    );
+  } else if (checkpoint && end !== undefined) {
+    const from = checkpoint.at;
     const validate = stages.find((s) => s.stage === 'validate' && s.endedAt && ms(s.startedAt) >= from);
     const validationSeconds = validate?.endedAt
       ? secondsBetween(ms(validate.startedAt), ms(validate.endedAt))

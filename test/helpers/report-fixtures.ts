@@ -75,11 +75,21 @@ export function testStages(trainSeconds: number, complete: boolean): StageRecord
   return stages;
 }
 
+/** Stage records moved `seconds` later. */
+export function shiftStages(stages: StageRecord[], seconds: number): StageRecord[] {
+  const move = (t: string) => iso((Date.parse(t) - T0) / 1000 + seconds);
+  return stages.map((st) => ({
+    ...st,
+    startedAt: move(st.startedAt),
+    ...(st.endedAt ? { endedAt: move(st.endedAt) } : {}),
+  }));
+}
+
 /** An experiment manifest through the workflow's own draft builder, parsed by ManifestSchema. */
 export function testManifest(
   workflowId: string,
   root: string,
-  opts: { steps?: number; resumeFrom?: string; success?: number } = {},
+  opts: { steps?: number; resumeFrom?: string; success?: number; shift?: number } = {},
 ): Manifest {
   const steps = opts.steps ?? 1000;
   const spec = { ...testSpec({}, root) };
@@ -116,8 +126,9 @@ export function testManifest(
     validation: { outcome: 'succeeded' },
     outcome: 'succeeded',
   });
-  run.stages.push(...testStages(steps * 2, false));
-  const trainEnd = T0 + (2 + 1 + 5 + 40 + 12 + steps * 2) * 1000;
+  const shift = opts.shift ?? 0;
+  run.stages.push(...shiftStages(testStages(steps * 2, false), shift));
+  const trainEnd = T0 + (shift + 2 + 1 + 5 + 40 + 12 + steps * 2) * 1000;
   const checkpoints = [100, steps].map((step) => ({
     step,
     path: `${run.checkpointDir}/global_step_${step}`,
@@ -135,7 +146,7 @@ export function testManifest(
     schemaVersion: 1,
     ...buildManifestDraft(run),
     checkpoints,
-    writtenAt: iso(2 + 1 + 5 + 40 + 12 + steps * 2 + 34),
+    writtenAt: iso(shift + 2 + 1 + 5 + 40 + 12 + steps * 2 + 34),
   });
 }
 
@@ -148,7 +159,13 @@ async function writeJson(path: string, value: unknown): Promise<void> {
 export async function writeExperiment(
   root: string,
   workflowId: string,
-  opts: { steps?: number; series?: MetricsSeries | false; success?: number; resumeFrom?: string } = {},
+  opts: {
+    steps?: number;
+    series?: MetricsSeries | false;
+    success?: number;
+    resumeFrom?: string;
+    shift?: number;
+  } = {},
 ): Promise<string> {
   const manifest = testManifest(workflowId, root, opts);
   const dir = runArchiveDir(manifest.resolvedSpec.storage, manifest.experiment, workflowId);
@@ -248,6 +265,8 @@ export async function writeCampaign(root: string, campaignId = 'campaign-report-
     const workflowId = `${campaignId}-a${i + 1}`;
     const series = testSeries(p.last - p.from, { from: p.from, seed: 11 + i });
     const dir = await writeExperiment(root, workflowId, {
+      steps: p.last - p.from,
+      shift: i * 3000,
       series: i === 1 ? false : series, // the second attempt ran before series existed: the report says so
       ...(p.from
         ? { resumeFrom: `${root}/checkpoints/${spec.name}/${campaignId}/global_step_${p.from}` }
@@ -266,6 +285,7 @@ export async function writeCampaign(root: string, campaignId = 'campaign-report-
       checkpointStepAfter: p.after,
       manifestPath: join(dir, 'manifest.json'),
       gpuSeconds: (p.last - p.from) * 4,
+      stages: shiftStages(testStages((p.last - p.from) * 2, true), i * 3000),
       startedAt: iso(i * 3000),
       endedAt: iso(i * 3000 + 2500),
     });

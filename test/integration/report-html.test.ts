@@ -137,5 +137,8 @@ describe('report HTML in headless Chromium, offline', { timeout: 60_000 }, () =>
     assert.match(r.text, /attempt 2 resumed from step 300/);
     assert.match(r.text, /attempt 3 resumed from step 600/);
     assert.match(r.text, /Attempt 2 \(campaign-report-1-a2\): no metrics series/);
+    assert.equal(r.gantt.stages, 24, "every attempt's stages through teardown");
+    assert.equal(r.gantt.idle, 6, 'start-up and end spans of each attempt');
+    assert.match(r.text, /a1: last checkpoint → cluster delete requested/);
   });
 });
