@@ -71,6 +71,17 @@ describe('report view model (pure)', () => {
     assert.ok(g.unknown.some((u) => /no file mtimes/.test(u)));
   });
 
+  it('idle GPU time: a run that wrote no checkpoint of its own does not measure the end gap', () => {
+    const m = testManifest('exp-1', '/data');
+    const old = m.checkpoints.map((c) => ({ ...c, files: c.files.map((f) => ({ ...f, mtimeMs: 0 })) }));
+    const g = buildGantt({ stages: m.stages, checkpoints: old, gpus: 2, complete: false, backend: 'local' })!;
+    assert.deepEqual(
+      g.idle.map((s) => s.label),
+      ['cluster ready → training job submitted'],
+    );
+    assert.ok(g.unknown.some((u) => /predates this run's training/.test(u)));
+  });
+
   it('an experiment without a series says so and still reports timeline, validation and provenance', () => {
     const model = experimentReport(
       {
