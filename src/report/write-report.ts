@@ -15,16 +15,31 @@ export interface ReportSource {
   completeStages?: StageRecord[];
 }
 
+/** Chart ids become element ids: keys that differ only in punctuation (`a.b`, `a_b`) must not share one. */
+export function withUniqueChartIds(model: ReportModel): ReportModel {
+  const seen = new Map<string, number>();
+  for (const section of model.sections) {
+    for (const chart of section.charts) {
+      const n = seen.get(chart.id) ?? 0;
+      seen.set(chart.id, n + 1);
+      if (n > 0) chart.id = `${chart.id}-${n + 1}`;
+    }
+  }
+  return model;
+}
+
 /** Read the folder's files and build the view model. */
 export async function buildReportModel(source: ReportSource, options: ReportOptions): Promise<ReportModel> {
   const kind = source.kind ?? (await kindOfFolder(source.dir));
   switch (kind) {
     case 'experiment':
-      return experimentReport(await loadExperiment(source.dir, source.completeStages), options);
+      return withUniqueChartIds(
+        experimentReport(await loadExperiment(source.dir, source.completeStages), options),
+      );
     case 'sweep':
-      return sweepReport(await loadSweep(source.dir, options.top), options);
+      return withUniqueChartIds(sweepReport(await loadSweep(source.dir, options.top), options));
     case 'campaign':
-      return campaignReport(await loadCampaign(source.dir), options);
+      return withUniqueChartIds(campaignReport(await loadCampaign(source.dir), options));
   }
 }
 

@@ -14,6 +14,7 @@ import { alignCurves } from '../../src/report/curves.js';
 import { experimentReport } from '../../src/report/experiment-view.js';
 import { escapeHtml, renderReportHtml, scriptJson } from '../../src/report/render-html.js';
 import { buildGantt } from '../../src/report/timeline.js';
+import { withUniqueChartIds } from '../../src/report/write-report.js';
 import { testInput, testSpec } from '../helpers/specs.js';
 import { testManifest, testSeries, testStages, writeExperiment } from '../helpers/report-fixtures.js';
 
@@ -173,6 +174,15 @@ describe('report view model (pure)', () => {
         [14, 'failure', 'attempt 1 failed: TrainingFailed'],
       ],
     );
+  });
+
+  it('keys that differ only in punctuation get charts of their own', () => {
+    const model = experimentReport(
+      { dir: '/d', manifest: testManifest('exp-1', '/data'), series: { series: testSeries(5) } },
+      { keys: ['actor/td_error', 'actor/td_error'], top: 5 },
+    );
+    const ids = withUniqueChartIds(model).sections[0]!.charts.map((c) => c.id);
+    assert.equal(new Set(ids).size, ids.length);
   });
 
   it('strings from files are escaped in HTML and cannot end the embedded JSON script', () => {
