@@ -201,35 +201,22 @@ async function processesLeft(name: string, withinMs: number): Promise<number[]> 
   return left;
 }
 
-/** True while any process of the group still exists (signal 0 checks without signalling). */
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
- * Stop every process of the cluster. Worker nodes first: a raylet told to stop unregisters from
- * the GCS, and with the GCS already gone it waits out an RPC timeout (about 10 s) instead of
- * exiting at once. So SIGTERM the worker nodes' process groups, wait until those groups are empty
- * (at most `graceMs`), then SIGTERM the head's group and anything left that carries the cluster's
- * marker, then SIGKILL what outlives `graceMs`. Returns the pids still alive at the end (should be none).
+ * Stop every process of the cluster: SIGTERM the node process groups, then anything left that
+ * carries the cluster's marker, then SIGKILL what outlives `graceMs`; whether they are gone is
+ * checked every EXIT_POLL_MS, with no fixed sleep. Returns the pids still alive at the end (should be none).
  */
 export async function stopCluster(
   state: Pick<LocalClusterState, 'name' | 'nodes'>,
   graceMs = 5_000,
   logger: BackendLogger = quietLogger,
 ): Promise<number[]> {
-  const deadline = Date.now() + graceMs;
-  const workers = state.nodes.filter((n) => n.role === 'worker');
-  for (const node of workers) signalProcessGroup(node.pid, 'SIGTERM');
-  while (workers.some((n) => groupAlive(n.pid)) && Date.now() < deadline) await sleep(EXIT_POLL_MS);
-  for (const node of state.nodes) signalProcessGroup(node.pid, 'SIGTERM');
+  const workersFirst = [...state.nodes].sort((a, b) =>
+    a.role === b.role ? 0 : a.role === 'worker' ? -1 : 1,
+  );
+  for (const node of workersFirst) signalProcessGroup(node.pid, 'SIGTERM');
   signalPids(await clusterProcesses(state.name), 'SIGTERM');
-  let left = await processesLeft(state.name, Math.max(deadline - Date.now(), EXIT_POLL_MS));
+  let left = await processesLeft(state.name, graceMs);
   if (left.length > 0) {
     logger.warn('teardown: processes outlived SIGTERM; sending SIGKILL', {
       cluster: state.name,
