@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readdir, rm, statfs } from 'node:fs/promises';
+import { readdir, rm, stat, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { transient } from '../../errors/domain-error.js';
@@ -12,6 +12,7 @@ import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck
 import { statusFromHead } from '../ray/head-status.js';
 import {
   type LauncherConfig,
+  NODE_PORTS,
   ensureDir,
   startHead,
   startWorker,
@@ -46,9 +47,23 @@ export class LocalBackend implements ComputeBackend {
     return argv.map((a, i) => (i === 0 && a === 'python' ? this.config.python : a));
   }
 
+  /** `ray --version` starts Python and imports Ray (a second of CPU): asked once per installed `ray`. */
+  private rayVersion: { mtimeMs: number; version: Promise<string | undefined> } | undefined;
+
   async plannedRayVersion(): Promise<string | undefined> {
-    const { stdout } = await execFileAsync(this.config.rayBin, ['--version'], { timeout: 60_000 });
-    return /version (\S+)/.exec(stdout)?.[1];
+    // Keyed by the executable's mtime: reinstalling Ray in the venv rewrites it, and is asked again.
+    const { mtimeMs } = await stat(this.config.rayBin);
+    if (this.rayVersion?.mtimeMs !== mtimeMs) {
+      const version = execFileAsync(this.config.rayBin, ['--version'], { timeout: 60_000 }).then(
+        ({ stdout }) => /version (\S+)/.exec(stdout)?.[1],
+      );
+      this.rayVersion = { mtimeMs, version };
+      // A failed call is not remembered: the next stage asks again.
+      version.catch(() => {
+        if (this.rayVersion?.version === version) this.rayVersion = undefined;
+      });
+    }
+    return this.rayVersion.version;
   }
 
   async preflight(spec: ExperimentSpec): Promise<PreflightCheck[]> {
@@ -112,16 +127,33 @@ export class LocalBackend implements ComputeBackend {
     await writeState(dir, state);
     state.nodes.push(await startHead(this.config, state, dir, spec.cluster.head.cpus));
     await writeState(dir, state);
-    for (const group of spec.cluster.workerGroups) {
-      for (let i = 0; i < group.replicas; i++) {
-        state.nodes.push(
-          await startWorker(this.config, state, dir, group.name, i, group.gpusPerWorker, group.cpusPerWorker),
-        );
-        await writeState(dir, state);
-        // A node that does not register in time is left to the join stage to report.
-        await waitForAliveNodes(state.dashboardUrl, state.nodes.length);
-      }
-    }
+    const workers = spec.cluster.workerGroups.flatMap((group) =>
+      Array.from({ length: group.replicas }, (_, index) => ({
+        group: group.name,
+        index,
+        gpus: group.gpusPerWorker,
+        cpus: group.cpusPerWorker,
+      })),
+    );
+    // Every worker node has its own temp dir and ports (see startWorker): all start at once.
+    const ports = await freePorts(NODE_PORTS * workers.length);
+    const started = await Promise.allSettled(
+      workers.map((w, ordinal) =>
+        startWorker(
+          this.config,
+          state,
+          dir,
+          { ...w, ordinal },
+          ports.slice(ordinal * NODE_PORTS, (ordinal + 1) * NODE_PORTS),
+        ),
+      ),
+    );
+    for (const s of started) if (s.status === 'fulfilled') state.nodes.push(s.value);
+    await writeState(dir, state);
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    // A node that does not register in time is left to the join stage to report.
+    await waitForAliveNodes(state.dashboardUrl, state.nodes.length);
     state.complete = true;
     await writeState(dir, state);
     return this.handle(state);
