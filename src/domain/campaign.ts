@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ExperimentSpecSchema } from './experiment.js';
+import { GpuUsageSchema } from './gpu-usage.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
 import { CheckpointRecordSchema, StageRecordSchema } from './results.js';
 
@@ -47,6 +48,8 @@ export const AttemptRecordSchema = z.strictObject({
   submits: z.number().optional(),
   /** Cluster GPUs x train-stage seconds (or the attempt's wall time when the child reported no stages). */
   gpuSeconds: z.number(),
+  /** Allocated (cluster lifetime) and busy GPU-seconds of the attempt; absent in older records. */
+  gpuUsage: GpuUsageSchema.optional(),
   stages: z.array(StageRecordSchema).optional(),
   startedAt: z.string(),
   endedAt: z.string(),
@@ -135,6 +138,8 @@ export const CampaignManifestSchema = z.strictObject({
   checkpoints: z.array(z.strictObject({ step: z.number(), sha256: z.string() })),
   untrusted: LatestCheckpointSchema.shape.untrusted,
   gpuSeconds: z.number(),
+  /** Every attempt's GPU time summed (absent in manifests of older campaigns). */
+  gpuUsage: GpuUsageSchema.optional(),
   continuedAsNew: z.number(),
   writtenAt: z.string(),
 });

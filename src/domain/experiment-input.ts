@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ExperimentSpecSchema } from './experiment.js';
+import { GpuUsageSchema } from './gpu-usage.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
 import { OutcomeSchema, StageRecordSchema } from './results.js';
 
@@ -37,6 +38,8 @@ export const ExperimentResultSchema = z.strictObject({
   stages: z.array(StageRecordSchema),
   checkpointDir: z.string(),
   submits: z.number(),
+  /** GPU-seconds after teardown (absent in results of older runs). */
+  gpuUsage: GpuUsageSchema.optional(),
 });
 export type ExperimentResult = z.infer<typeof ExperimentResultSchema>;
 

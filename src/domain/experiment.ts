@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CostSchema } from './gpu-usage.js';
 import { ImageRefSchema } from './image.js';
 import { KubeRaySchema, kuberayIssues } from './kuberay.js';
 import { seedRangeIssues } from './seed-ranges.js';
@@ -147,6 +148,8 @@ export const ExperimentSpecSchema = z
     }),
     join: JoinSchema.default({ maxResubmits: 2, allReduceSizeMb: 4, minBusBandwidthGbps: 0 }),
     kuberay: KubeRaySchema.optional(),
+    /** Price of a GPU-hour: the manifests then record the cost next to the GPU-seconds. */
+    cost: CostSchema.optional(),
   })
   .superRefine((spec, ctx) => {
     for (const issue of shapeIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });

@@ -3,6 +3,7 @@ import { ClusterHandleSchema, RayNodeSchema } from './cluster.js';
 import { CodeCommitsSchema } from './code-commits.js';
 import { ExperimentSpecSchema } from './experiment.js';
 import { EarlyStopSchema, ExperimentOutcomeSchema } from './experiment-input.js';
+import { GpuUsageSchema } from './gpu-usage.js';
 import { ImageVerificationSchema } from './image.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
 import {
@@ -69,6 +70,8 @@ export const ManifestSchema = z.strictObject({
     resultsPath: z.string().optional(),
   }),
   stages: z.array(StageRecordSchema),
+  /** GPU-seconds (absent in manifests of older runs); the cluster is counted until the manifest is written. */
+  gpuUsage: GpuUsageSchema.optional(),
   outcome: ExperimentOutcomeSchema,
   writtenAt: z.string(),
 });

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ExperimentSpecSchema } from './experiment.js';
+import { GpuUsageSchema } from './gpu-usage.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
+import { SweepLimitChangeSchema } from './sweep-limits.js';
 
 /** A swept value: what a `key=value` override or a scalar spec field can hold. */
 export const ParamValueSchema = z.union([z.string(), z.number(), z.boolean()]);
@@ -107,6 +109,9 @@ export const ChildOutcomeSchema = z.strictObject({
   successRate: z.number().optional(),
   manifestPath: z.string().optional(),
   error: z.string().optional(),
+  /** Allocated GPU-seconds (cluster GPUs x cluster lifetime) and busy ones (x train time). */
+  gpuSeconds: z.number().optional(),
+  busyGpuSeconds: z.number().optional(),
 });
 export type ChildOutcome = z.infer<typeof ChildOutcomeSchema>;
 
@@ -116,6 +121,8 @@ export const SweepCarrySchema = z.strictObject({
   results: z.array(ChildOutcomeSchema),
   runs: z.number().int().positive(),
   maxRunning: z.number().int().min(0),
+  /** Changes made by `sweep set` (the last one is in force); absent = the spec's own limits. */
+  limitChanges: z.array(SweepLimitChangeSchema).optional(),
 });
 export type SweepCarry = z.infer<typeof SweepCarrySchema>;
 
@@ -166,6 +173,9 @@ export const SweepStatusSchema = z.strictObject({
   stoppedByFailureBudget: z.boolean(),
   runs: z.number(),
   best: z.strictObject({ index: z.number(), workflowId: z.string(), value: z.number() }).optional(),
+  /** The limits in force (they change with `sweep set`); absent in answers of older sweeps. */
+  concurrency: z.number().optional(),
+  failureBudget: z.number().optional(),
 });
 export type SweepStatus = z.infer<typeof SweepStatusSchema>;
 
@@ -192,6 +202,10 @@ export const SweepManifestSchema = z.strictObject({
   stoppedByFailureBudget: z.boolean(),
   outcome: z.enum(['succeeded', 'failed', 'cancelled']),
   children: z.array(SweepRowSchema),
+  /** Every child's GPU time summed (absent in manifests of older sweeps). */
+  gpuUsage: GpuUsageSchema.optional(),
+  /** Concurrency / failure-budget changes made while it ran (`sweep set`). */
+  limitChanges: z.array(SweepLimitChangeSchema).optional(),
   writtenAt: z.string(),
 });
 export type SweepManifest = z.infer<typeof SweepManifestSchema>;

@@ -5,6 +5,8 @@ import type { ClusterHandle } from '../domain/cluster.js';
 import { type ResumeFrom, trainArgv } from '../domain/entrypoint.js';
 import type { ExperimentInput, ExperimentResult, ExperimentStatus } from '../domain/experiment-input.js';
 import { codeCommits } from '../domain/code-commits.js';
+import { workerGpus } from '../domain/experiment.js';
+import { gpuUsageOfStages } from '../domain/gpu-usage.js';
 import type { ManifestDraft } from '../domain/manifest.js';
 import { runArchiveDir, runCheckpointDir, validationResultsPath } from '../domain/paths.js';
 import type {
@@ -134,6 +136,8 @@ export function buildManifestDraft(run: ExperimentRun): ManifestDraft {
       resultsPath: validationResult ? validationResultsPath(run.runDir) : undefined,
     },
     stages: run.stages.map((s) => ({ ...s })),
+    // The archive's own record starts now: the cluster (torn down next) counts until this time.
+    gpuUsage: gpuUsageOfStages(run.stages, workerGpus(spec), run.stages.at(-1)?.startedAt ?? '', spec.cost),
     outcome: run.outcome ?? 'failed',
   };
 }
@@ -153,5 +157,11 @@ export function experimentResult(run: ExperimentRun): ExperimentResult {
     stages: run.stages,
     checkpointDir: run.checkpointDir,
     submits: run.submits,
+    gpuUsage: gpuUsageOfStages(
+      run.stages,
+      workerGpus(run.input.spec),
+      run.stages.at(-1)?.endedAt ?? run.stages.at(-1)?.startedAt ?? '',
+      run.input.spec.cost,
+    ),
   };
 }
