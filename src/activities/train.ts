@@ -17,6 +17,7 @@ import { permanent } from './failures.js';
 import { heartbeatAndWait, previousDetails, workflowIdOfActivity } from './heartbeat-loop.js';
 import { logTail, stoppingJobOnCancel } from './ray-job.js';
 import { summarizeTrainLog } from './train-log.js';
+import { validationReporter } from './validation-reports.js';
 
 const PROGRESS_REPORT_INTERVAL_MS = 10_000;
 
@@ -25,6 +26,8 @@ export interface TrainInput {
   handle: ClusterHandle;
   checkpointDir: string;
   resume: ResumeFrom;
+  /** Signal the workflow once per in-loop validation with its `val-env/...` metrics (a sweep's scheduler). */
+  reportValidations?: boolean;
 }
 
 export interface TrainResult {
@@ -100,6 +103,7 @@ export function createTrain(deps: ActivityDeps) {
     let lastReportAt = 0;
     let spaceChecked = false;
     const wantWorkers = workerNodes(spec);
+    const validations = input.reportValidations ? validationReporter(startStep) : undefined;
     const readJob = async (submission: string) => {
       const job = await dashboard.job(submission);
       return { job, logs: job ? await dashboard.jobLogs(submission) : '' };
@@ -132,6 +136,8 @@ export function createTrain(deps: ActivityDeps) {
             `training job ${id} no longer exists on ${handle.name}: the cluster was replaced or lost`,
           );
         const summary = summarizeTrainLog(logs);
+        for (const validation of validations?.newValidations(logs) ?? [])
+          await deps.reportProgress(workflowId, { validation }).catch(() => undefined);
         const checkpoint = (await readTracker(checkpointDir)) ?? beat.lastCheckpointStep;
         if (summary.lastStep > beat.step || checkpoint > beat.lastCheckpointStep) {
           const newCheckpoint = checkpoint > beat.lastCheckpointStep;

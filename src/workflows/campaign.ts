@@ -275,7 +275,9 @@ async function attemptEnding(child: Child): Promise<AttemptEnding & { cancellati
       result.outcome === 'paused' || result.outcome === 'earlyStopped'
         ? (result.training.error ?? result.outcome)
         : `step ${result.training.finalStep}`;
-    return { result, outcome: result.outcome, ended: { type: result.outcome, message } };
+    // Only a sweep's scheduler stops a run early; a campaign never asks, so this is a stop from outside.
+    const outcome = result.outcome === 'stoppedEarly' ? 'cancelled' : result.outcome;
+    return { result, outcome, ended: { type: result.outcome, message } };
   } catch (err) {
     const f = unwrapFailure(err);
     return {

@@ -1,4 +1,4 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SweepLimits } from '../domain/sweep-limits.js';
 import type { SweepStatus } from '../domain/sweep.js';
 
@@ -11,3 +11,15 @@ export const sweepStatusQuery = defineQuery<SweepStatus>('sweepStatus');
  * concurrency starts no new child until fewer than the new bound run (running ones finish).
  */
 export const setSweepLimitsUpdate = defineUpdate<SweepStatus, [SweepLimits]>('setLimits');
+
+/** A child's in-loop validation, forwarded to its sweep (one signal per validation). */
+export interface IntermediateResult {
+  workflowId: string;
+  step: number;
+  metrics: Record<string, number>;
+}
+export const intermediateResultSignal = defineSignal<[IntermediateResult]>('intermediateResult');
+
+/** Experiments and sweeps started before schedulers existed replay without these commands. */
+export const INTERMEDIATE_RESULTS_PATCH = 'intermediate-results';
+export const SCHEDULER_PATCH = 'sweep-scheduler';

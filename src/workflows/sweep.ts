@@ -7,7 +7,9 @@ import {
   condition,
   continueAsNew,
   executeChild,
+  getExternalWorkflowHandle,
   isCancellation,
+  patched,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -23,6 +25,7 @@ import {
   type SweepResult,
   type SweepStatus,
 } from '../domain/sweep.js';
+import { emptySchedulerState, onIntermediateResult } from '../domain/asha.js';
 import { type SweepLimitChange, sweepLimitsRefusal } from '../domain/sweep-limits.js';
 import { applyParams, childWorkflowId, expandSweep } from '../domain/sweep-expand.js';
 import { bestChild, countOutcomes, rankChildren } from '../domain/sweep-results.js';
@@ -30,7 +33,13 @@ import { workflowNowIso } from './clock.js';
 import { unwrapFailure } from './failure-info.js';
 import { archiveSweep } from './policies.js';
 import { statusQuery } from './status-query.js';
-import { setSweepLimitsUpdate, sweepStatusQuery } from './sweep-definitions.js';
+import { stopEarlySignal } from './definitions.js';
+import {
+  SCHEDULER_PATCH,
+  intermediateResultSignal,
+  setSweepLimitsUpdate,
+  sweepStatusQuery,
+} from './sweep-definitions.js';
 
 /** A child's GPU-seconds, kept as two numbers (results travel through continue-as-new). */
 const gpuFields = (u: GpuUsage | undefined) =>
@@ -104,6 +113,32 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
   );
   setHandler(statusQuery, () => ({ kind: 'sweep', ...status() }));
 
+  // Early stopping: each running child's in-loop validations go through the pure rung rule.
+  const { scheduler } = spec;
+  const schedulerState = input.carry?.scheduler ?? emptySchedulerState();
+  const indexOfRunning: Record<string, number> = {};
+  const stopSent: Record<number, boolean> = {};
+  setHandler(intermediateResultSignal, (r) => {
+    const index = indexOfRunning[r.workflowId];
+    const value = scheduler ? r.metrics[scheduler.metric] : undefined;
+    if (!scheduler || index === undefined || value === undefined) return;
+    const d = onIntermediateResult(
+      scheduler,
+      schedulerState,
+      { index, step: r.step, value },
+      spec.base.trainer.totalTrainingSteps,
+    );
+    if (!d.stop || stopSent[index] || !patched(SCHEDULER_PATCH)) return;
+    stopSent[index] = true;
+    getExternalWorkflowHandle(r.workflowId)
+      .signal(stopEarlySignal, { rung: d.rung ?? r.step, step: r.step, reason: d.reason ?? '' })
+      .catch(() => undefined);
+  });
+  const lastIntermediate = (index: number) => {
+    const last = schedulerState.reports[String(index)]?.at(-1);
+    return last ? { lastIntermediate: last } : {};
+  };
+
   function record(outcome: ChildOutcome): void {
     results.push(outcome);
     if (outcome.outcome === 'failed') failed++;
@@ -125,8 +160,13 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     }
     running++;
     maxRunning = Math.max(maxRunning, running);
+    indexOfRunning[workflowId] = index;
     try {
-      const childInput: ExperimentInput = { spec: applied.spec, provenance };
+      const childInput: ExperimentInput = {
+        spec: applied.spec,
+        provenance,
+        ...(scheduler ? { reportValidations: true } : {}),
+      };
       const r = await executeChild<(i: ExperimentInput) => Promise<ExperimentResult>>(
         input.childWorkflowType,
         {
@@ -150,6 +190,10 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
         manifestPath: r.archive.manifestPath,
         error: paused ? 'paused by hand before validation' : undefined,
         ...gpuFields(usageOfResult(r, workerGpus(applied.spec))),
+        ...lastIntermediate(index),
+        ...(r.stoppedEarly
+          ? { stoppedEarly: { rung: r.stoppedEarly.rung, reason: r.stoppedEarly.reason } }
+          : {}),
       });
     } catch (err) {
       // A failed child carries its experiment result in the failure details, if it got that far.
@@ -163,9 +207,11 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
         manifestPath: r?.archive.manifestPath,
         error: shortError(failure.message),
         ...gpuFields(r?.stages ? usageOfResult(r, workerGpus(applied.spec)) : undefined),
+        ...lastIntermediate(index),
       });
     } finally {
       running--;
+      delete indexOfRunning[workflowId];
     }
   }
 
@@ -187,6 +233,7 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
             runs: runs + 1,
             maxRunning,
             ...(limitChanges.length > 0 ? { limitChanges } : {}),
+            ...(scheduler ? { scheduler: schedulerState } : {}),
           },
         });
       }

@@ -7,7 +7,10 @@ import type { Activities } from '../../src/activities/index.js';
 import type { SweepInput, SweepManifest, SweepResult, SweepStatus } from '../../src/domain/sweep.js';
 import type { sweep } from '../../src/workflows/sweep.js';
 import { setSweepLimitsUpdate } from '../../src/workflows/sweep-definitions.js';
+import { parseSweepMapping } from '../../src/cli/spec-files/load-sweep.js';
+import type { ManifestDraft } from '../../src/domain/manifest.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
+import { testSpec } from '../helpers/specs.js';
 import { seedSweep, sweepInput } from '../helpers/sweeps.js';
 import { timeSkippingEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
 
@@ -163,5 +166,100 @@ describe('sweep control and GPU-seconds (time-skipping server, stand-in children
       },
     );
     assert.match(during, /finished starting children/);
+  });
+
+  it('ASHA stops the losers at their rung: stoppedEarly manifests, clusters torn down, slots reused', async () => {
+    // 6 children, one at a time; quality falls with the index, so child 0 is best and every later
+    // one is behind it at rung 2 (gracePeriod 2, reductionFactor 2, 16 steps: rungs 2, 4, 8).
+    const drafts: ManifestDraft[] = [];
+    const trained: Record<string, number> = {};
+    let tornDown = 0;
+    const { activities } = fakeActivities({
+      // A stand-in trainer: validates every 2 steps and reports through the progress signal, as
+      // the real train activity does; a scheduler's stop reaches it as cancellation.
+      train: async ({ spec, reportValidations }) => {
+        const ctx = Context.current();
+        const id = ctx.info.workflowExecution?.workflowId ?? '';
+        const quality = 1 - spec.trainer.seedTrain / 10;
+        for (let step = 1; step <= spec.trainer.totalTrainingSteps; step++) {
+          trained[id] = step;
+          if (reportValidations && step % spec.trainer.testFreq === 0) {
+            await env.client.workflow.getHandle(id).signal('progress', {
+              step,
+              validation: { step, metrics: { 'val-env/CoordSokoban/success': quality } },
+            });
+          }
+          for (let i = 0; i < 3; i++) {
+            ctx.heartbeat();
+            await ctx.sleep(15);
+          }
+        }
+        const total = spec.trainer.totalTrainingSteps;
+        return { finalStep: total, lastCheckpointStep: total, lastMetrics: {}, entrypoint: [] };
+      },
+      archive: async ({ draft }) => {
+        drafts.push(draft);
+        return {
+          manifestPath: `/fake/${draft.temporal.workflowId}/manifest.json`,
+          sha256: 'f'.repeat(64),
+          checkpoints: 0,
+        };
+      },
+      teardown: async () => {
+        tornDown++;
+        return { alreadyGone: false };
+      },
+    });
+    const spec = parseSweepMapping(
+      {
+        name: 'asha-sweep',
+        base: {
+          ...testSpec(),
+          trainer: { ...testSpec().trainer, totalTrainingSteps: 16, testFreq: 2, saveFreq: 2 },
+        },
+        parameters: { grid: { 'trainer.seedTrain': [0, 1, 2, 3, 4, 5] } },
+        scheduler: {
+          type: 'asha',
+          metric: 'val-env/CoordSokoban/success',
+          gracePeriod: 2,
+          reductionFactor: 2,
+        },
+      },
+      'asha test sweep',
+    );
+    const { result } = await withSweep(sweepInput(spec), activities, async () => undefined);
+    const byIndex = [...result.ranked].sort((a, b) => a.index - b.index);
+    assert.deepEqual(
+      byIndex.map((c) => c.outcome),
+      ['succeeded', 'stoppedEarly', 'stoppedEarly', 'stoppedEarly', 'stoppedEarly', 'stoppedEarly'],
+    );
+    assert.equal(result.stoppedEarly, 5);
+    assert.equal(result.ranked[0]?.index, 0, 'the best configuration ran to the end and was validated');
+    for (const c of byIndex.slice(1)) {
+      assert.equal(c.stoppedEarly?.rung, 2);
+      assert.match(c.stoppedEarly?.reason ?? '', /asha rung 2: .*not in the top/);
+      assert.deepEqual(c.lastIntermediate, [2, 1 - c.index / 10]);
+      assert.ok(
+        (trained[c.workflowId] ?? 99) < 8,
+        `stopped soon after rung 2, not at step ${trained[c.workflowId]}`,
+      );
+      const manifest = drafts.find((d) => d.temporal.workflowId === c.workflowId);
+      assert.equal(manifest?.outcome, 'stoppedEarly');
+      assert.equal(manifest?.stoppedEarly?.rung, 2);
+      assert.equal(manifest?.validation.outcome, 'skipped');
+      assert.equal(manifest?.training.outcome, 'cancelled');
+    }
+    assert.equal(tornDown, 6, 'every cluster was torn down');
+    assert.equal(trained[byIndex[0]?.workflowId ?? ''], 16);
+    // The measurement the issue asks for: history events per child with intermediate reporting on.
+    const events = await Promise.all(
+      byIndex.map(
+        async (c) => (await env.client.workflow.getHandle(c.workflowId).fetchHistory()).events?.length ?? 0,
+      ),
+    );
+    console.log(
+      `[asha numbers] history events per child (8 validations for the full run): ${events.join(', ')}`,
+    );
+    assert.ok(Math.max(...events) <= 200, `at most 200 history events per child, saw ${Math.max(...events)}`);
   });
 });
