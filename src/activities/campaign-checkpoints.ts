@@ -83,7 +83,9 @@ export function createLatestCompleteCheckpoint() {
     }
     const untrusted: LatestCheckpoint['untrusted'] = [];
     let latest: LatestCheckpoint['latest'];
+    const deleted = new Set((ledger.deleted ?? []).map((d) => d.step));
     for (const entry of [...ledger.checkpoints].reverse()) {
+      if (!present.has(entry.step) && deleted.has(entry.step)) continue; // removed by storage.retain
       if (!present.has(entry.step)) {
         untrusted.push({ step: entry.step, reason: `${entry.path} is gone` });
         continue;

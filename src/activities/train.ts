@@ -19,6 +19,7 @@ import { JobLogReader } from './job-log-reader.js';
 import { stoppingJobOnCancel } from './ray-job.js';
 import { failureText, feedTrainLog } from './train-log.js';
 import { TrainLogStore } from './train-log-store.js';
+import { validationReporter } from './validation-reports.js';
 
 const PROGRESS_REPORT_INTERVAL_MS = 10_000;
 
@@ -27,6 +28,8 @@ export interface TrainInput {
   handle: ClusterHandle;
   checkpointDir: string;
   resume: ResumeFrom;
+  /** Signal the workflow once per in-loop validation with its `val-env/...` metrics (a sweep's scheduler). */
+  reportValidations?: boolean;
 }
 
 export interface TrainResult {
@@ -107,11 +110,15 @@ export function createTrain(deps: ActivityDeps) {
     const store = await TrainLogStore.open(runArchiveDir(spec.storage, spec.name, workflowId), handle.name);
     const summary = store.state;
     const reader = await JobLogReader.resume(dashboard, id, store.logPath);
+    const validations = input.reportValidations ? validationReporter(startStep) : undefined;
     const readJob = async (submission: string) => {
       const job = await dashboard.job(submission);
       if (job) {
         const terminal = job.status === 'SUCCEEDED' || job.status === 'FAILED' || job.status === 'STOPPED';
-        feedTrainLog(summary, (await reader.poll(job.driverNodeId, { final: terminal })).lines);
+        const { lines } = await reader.poll(job.driverNodeId, { final: terminal });
+        feedTrainLog(summary, lines);
+        for (const validation of validations?.newValidations(lines) ?? [])
+          await deps.reportProgress(workflowId, { validation }).catch(() => undefined);
       }
       return { job };
     };

@@ -51,6 +51,24 @@ export const CommandSchemas = {
       )
       .transform(Number),
   }),
+  sweepSet: z
+    .strictObject({
+      workflowId: WorkflowId,
+      concurrency: z
+        .string()
+        .regex(/^[1-9]\d*$/, 'give --concurrency as a positive integer, e.g. --concurrency 4')
+        .transform(Number)
+        .optional(),
+      failureBudget: z
+        .string()
+        .regex(/^[1-9]\d*$/, 'give --failure-budget as a positive integer, e.g. --failure-budget 3')
+        .transform(Number)
+        .optional(),
+    })
+    .refine((o) => o.concurrency !== undefined || o.failureBudget !== undefined, {
+      message: 'nothing to change: give --concurrency N and/or --failure-budget K',
+      path: ['concurrency'],
+    }),
   reaperInstall: z.strictObject({
     every: seconds('a number of seconds > 0', (n) => n > 0),
     grace: seconds('a number of seconds >= 0', (n) => n >= 0),

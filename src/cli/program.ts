@@ -87,7 +87,7 @@ export function buildProgram(execute: (run: Run) => Promise<void>): Command {
       await execute((config) => cancelCommand(config, o.workflowId));
     });
 
-  program
+  const sweep = program
     .command('sweep')
     .description('validate a sweep (and every child spec), start it, show progress, print the ranked table')
     .argument('<sweep.yaml>', 'sweep spec')
@@ -97,6 +97,17 @@ export function buildProgram(execute: (run: Run) => Promise<void>): Command {
       const { prepareSweep, sweepCommand } = await import('./sweep.js');
       const input = await prepareSweep(o.spec); // every child's spec is checked before anything starts
       await execute((config) => maybeEmbedded(o.embedded, config, (c) => sweepCommand(c, input)));
+    });
+  sweep
+    .command('set')
+    .description("change a running sweep's concurrency and/or failure budget (an Update; a refusal says why)")
+    .argument('<sweep-id>')
+    .option('--concurrency <n>', 'children running at once from now on')
+    .option('--failure-budget <k>', 'failed children after which no new child starts')
+    .action(async (workflowId: string, opts: object) => {
+      const o = parseCommand('sweep set', S.sweepSet, { workflowId, ...opts });
+      const { sweepSetCommand } = await import('./sweep.js');
+      await execute((config) => sweepSetCommand(config, o.workflowId, o));
     });
 
   const schedule = program.command('schedule').description('Temporal Schedules for sweeps and experiments');

@@ -11,6 +11,7 @@ import type {
 import { ErrorTypes } from '../domain/error-types.js';
 import type { ExperimentResult } from '../domain/experiment-input.js';
 import { workerGpus } from '../domain/experiment.js';
+import { gpuUsageOfStages, sumGpuUsage } from '../domain/gpu-usage.js';
 import { ledgerPath, manifestPath, runCheckpointDir } from '../domain/paths.js';
 import { secondsBetween } from './clock.js';
 import { type RunIds, runIds } from './run-ids.js';
@@ -195,6 +196,9 @@ export function attemptRecord(
       result?.archive.manifestPath ?? manifestPath(spec.storage.archiveDir, spec.name, a.workflowId),
     submits: result?.submits,
     gpuSeconds: result ? run.gpus * trainSeconds : run.gpus * secondsBetween(a.startedAt, a.endedAt),
+    gpuUsage: result
+      ? (result.gpuUsage ?? gpuUsageOfStages(result.stages, run.gpus, a.endedAt, spec.cost))
+      : undefined,
     stages: result?.stages,
     startedAt: a.startedAt,
     endedAt: a.endedAt,
@@ -216,6 +220,10 @@ export function buildCampaignManifestDraft(run: CampaignRun, writtenAt: string):
     reason: run.reason,
     attempts: run.state.attempts,
     gpuSeconds: usedGpuSeconds(run),
+    gpuUsage: sumGpuUsage(
+      run.state.attempts.map((a) => a.gpuUsage),
+      spec.cost,
+    ),
     continuedAsNew: run.state.continuedAsNew,
     writtenAt,
     ledgerPath: run.ledgerPath,

@@ -42,8 +42,11 @@ import { workflowNowIso } from './clock.js';
 import { progressSignal, stopAtNextCheckpointSignal } from './definitions.js';
 import type { experiment } from './experiment.js';
 import { unwrapFailure } from './failure-info.js';
+import { metricsSeriesPath, runArchiveDir } from '../domain/paths.js';
 import {
+  CHECKPOINT_RETENTION_PATCH,
   HASH_CHECKPOINTS_PATCH,
+  applyCheckpointRetention,
   archiveCampaign,
   hashCheckpoints,
   latestCompleteCheckpoint,
@@ -180,7 +183,32 @@ async function refreshCheckpoints(run: CampaignRun): Promise<LatestCheckpoint['l
   });
   run.state.latestCheckpointStep = run.checkpoints.latest?.step ?? 0;
   run.live.lastCheckpointStep = Math.max(run.live.lastCheckpointStep, run.state.latestCheckpointStep);
+  await retainCheckpoints(run);
   return run.checkpoints.latest;
+}
+
+/** storage.retain: delete what it does not keep, never the resume candidate or a validated checkpoint. */
+async function retainCheckpoints(run: CampaignRun): Promise<void> {
+  const { retain } = run.input.spec.storage;
+  if (!retain || !patched(CHECKPOINT_RETENTION_PATCH)) return;
+  const latest = run.checkpoints.latest;
+  const validated = run.state.attempts
+    .filter((a) => a.outcome === 'succeeded' && a.finalStep !== undefined)
+    .map((a) => ({
+      step: a.finalStep as number,
+      why: `validated by attempt ${a.attempt} (${a.manifestPath})`,
+    }));
+  const { spec } = run.input;
+  await applyCheckpointRetention({
+    checkpointDir: run.checkpointDir,
+    ledgerPath: run.ledgerPath,
+    retain,
+    protect: [...(latest ? [{ step: latest.step, why: 'the resume candidate' }] : []), ...validated],
+    metricsSeriesPaths: run.state.attempts.map((a) =>
+      metricsSeriesPath(runArchiveDir(spec.storage, spec.name, a.workflowId)),
+    ),
+    now: workflowNowIso(),
+  });
 }
 
 function failIfNoAttemptLeft(run: CampaignRun): void {
@@ -275,7 +303,9 @@ async function attemptEnding(child: Child): Promise<AttemptEnding & { cancellati
       result.outcome === 'paused' || result.outcome === 'earlyStopped'
         ? (result.training.error ?? result.outcome)
         : `step ${result.training.finalStep}`;
-    return { result, outcome: result.outcome, ended: { type: result.outcome, message } };
+    // Only a sweep's scheduler stops a run early; a campaign never asks, so this is a stop from outside.
+    const outcome = result.outcome === 'stoppedEarly' ? 'cancelled' : result.outcome;
+    return { result, outcome, ended: { type: result.outcome, message } };
   } catch (err) {
     const f = unwrapFailure(err);
     return {

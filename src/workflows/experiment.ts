@@ -25,7 +25,9 @@ import {
   stageQuery,
   statusQuery,
   stopAtNextCheckpointSignal,
+  stopEarlySignal,
 } from './definitions.js';
+import { INTERMEDIATE_RESULTS_PATCH, intermediateResultSignal } from './sweep-definitions.js';
 import {
   type ExperimentRun,
   buildManifestDraft,
@@ -100,6 +102,15 @@ function answerQueriesAndSignals(run: ExperimentRun): void {
         .signal(progressSignal, { step: status.lastStep, lastCheckpointStep: status.lastCheckpointStep })
         .catch(() => undefined);
     }
+    // A sweep with a scheduler asked for each in-loop validation: one signal per validation.
+    if (parent && p.validation && run.input.reportValidations && patched(INTERMEDIATE_RESULTS_PATCH)) {
+      parent
+        .signal(intermediateResultSignal, { workflowId: run.ids.workflowId, ...p.validation })
+        .catch(() => undefined);
+    }
+  });
+  setHandler(stopEarlySignal, (why) => {
+    run.stopRequest ??= why;
   });
   setHandler(stopAtNextCheckpointSignal, () => {
     run.stopAfterCheckpoint ??= status.lastCheckpointStep;
@@ -150,9 +161,11 @@ async function withinRunDeadline(run: ExperimentRun, pipeline: () => Promise<voi
       ? outcomeOf(run.failure)
       : run.pausedAtCheckpoint
         ? 'paused'
-        : run.earlyStopped
-          ? 'earlyStopped'
-          : 'succeeded';
+        : run.stoppedEarly
+          ? 'stoppedEarly'
+          : run.earlyStopped
+            ? 'earlyStopped'
+            : 'succeeded';
 }
 
 async function preflightStage(run: ExperimentRun): Promise<void> {
@@ -233,11 +246,15 @@ async function trainStage(run: ExperimentRun): Promise<boolean> {
     .run(() =>
       condition(
         () =>
-          run.stopAfterCheckpoint !== undefined && run.status.lastCheckpointStep > run.stopAfterCheckpoint,
+          (run.stopAfterCheckpoint !== undefined &&
+            run.status.lastCheckpointStep > run.stopAfterCheckpoint) ||
+          run.stopRequest !== undefined,
       ),
     )
     .then(() => {
-      run.pausedAtCheckpoint = true;
+      // A sweep's scheduler stops at once: the rung's checkpoint (if any) is on disk already.
+      if (run.stopRequest !== undefined) run.stoppedEarly = run.stopRequest;
+      else run.pausedAtCheckpoint = true;
       trainScope.cancel();
     })
     .catch(() => undefined);
@@ -251,7 +268,13 @@ async function trainStage(run: ExperimentRun): Promise<boolean> {
     }
     const result = await trainScope.run(() =>
       stage(run, 'train', () =>
-        train({ spec, handle: cluster, checkpointDir: run.checkpointDir, resume: run.resume }),
+        train({
+          spec,
+          handle: cluster,
+          checkpointDir: run.checkpointDir,
+          resume: run.resume,
+          ...(run.input.reportValidations ? { reportValidations: true } : {}),
+        }),
       ),
     );
     run.finalStep = result.finalStep;
@@ -264,6 +287,13 @@ async function trainStage(run: ExperimentRun): Promise<boolean> {
     }
     return true;
   } catch (err) {
+    if (run.stoppedEarly && isCancellation(err)) {
+      Object.assign(training, {
+        outcome: 'cancelled',
+        error: `stopped early at step ${run.status.lastStep} (rung ${run.stoppedEarly.rung}): ${run.stoppedEarly.reason}`,
+      });
+      return false;
+    }
     if (run.pausedAtCheckpoint && isCancellation(err)) {
       Object.assign(training, {
         outcome: 'cancelled',

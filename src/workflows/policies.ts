@@ -35,6 +35,7 @@ export const activityProfiles = {
   submitCluster: 'quick',
   archiveSweep: 'quick',
   archiveCampaign: 'quick',
+  applyCheckpointRetention: 'quick',
   awaitAdmission: 'polling',
   awaitJoin: 'polling',
   proveSharedStorage: 'polling',
@@ -58,7 +59,8 @@ function bind<P extends ProfileName>(profile: P) {
 }
 
 // Bound once here (as temporalio/samples-typescript does); call sites never choose a profile.
-export const { preflight, verify, submitCluster, archiveSweep, archiveCampaign } = bind('quick');
+export const { preflight, verify, submitCluster, archiveSweep, archiveCampaign, applyCheckpointRetention } =
+  bind('quick');
 export const { awaitAdmission, awaitJoin, proveSharedStorage, allReduceCheck, validate } = bind('polling');
 export const { archive, latestCompleteCheckpoint, hashCheckpoints } = bind('hashing');
 export const { train } = bind('longRunning');
@@ -66,3 +68,5 @@ export const { teardown, reapClusters } = bind('cleanup');
 
 /** Workflows started before hashing became its own activity replay without it. */
 export const HASH_CHECKPOINTS_PATCH = 'hash-checkpoints-activity';
+/** Campaigns started before storage.retain existed replay without the retention activity. */
+export const CHECKPOINT_RETENTION_PATCH = 'checkpoint-retention';
