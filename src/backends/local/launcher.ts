@@ -13,6 +13,7 @@ import {
   signalProcessGroup,
 } from './processes.js';
 import type { LocalClusterState, LocalNode } from './state.js';
+import { rayAuthEnv, readAuthToken } from './auth-token.js';
 import { type BackendLogger, quietLogger } from '../logger.js';
 
 export interface LauncherConfig {
@@ -70,6 +71,7 @@ async function startRayNode(
         [CLUSTER_ENV_MARKER]: state.name,
         RAY_USAGE_STATS_ENABLED: '0',
         RAY_DEDUP_LOGS: '0',
+        ...rayAuthEnv(dir),
       },
     },
   );
@@ -102,7 +104,7 @@ export async function startHead(
     '--include-dashboard=true',
     `--ray-client-server-port=${clientServer}`,
   ]);
-  const dashboard = new RayDashboardClient(state.dashboardUrl);
+  const dashboard = new RayDashboardClient(state.dashboardUrl, await readAuthToken(dir));
   const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
     if (!pidAlive(pid))
@@ -147,8 +149,9 @@ export async function waitForAliveNodes(
   dashboardUrl: string,
   count: number,
   timeoutMs = 60_000,
+  token?: string,
 ): Promise<boolean> {
-  const dashboard = new RayDashboardClient(dashboardUrl);
+  const dashboard = new RayDashboardClient(dashboardUrl, token);
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {

@@ -21,6 +21,7 @@ import {
 import { freePorts } from './ports.js';
 import { clusterProcesses, pidAlive } from './processes.js';
 import { type LocalClusterState, clusterDir, readState, writeState } from './state.js';
+import { authTokenPath, readAuthToken, writeNewAuthToken } from './auth-token.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -110,6 +111,7 @@ export class LocalBackend implements ComputeBackend {
     };
     await ensureDir(state.tempDir);
     await writeState(dir, state);
+    const token = await writeNewAuthToken(dir); // a new cluster, a new token
     state.nodes.push(await startHead(this.config, state, dir, spec.cluster.head.cpus));
     await writeState(dir, state);
     for (const group of spec.cluster.workerGroups) {
@@ -119,7 +121,7 @@ export class LocalBackend implements ComputeBackend {
         );
         await writeState(dir, state);
         // A node that does not register in time is left to the join stage to report.
-        await waitForAliveNodes(state.dashboardUrl, state.nodes.length);
+        await waitForAliveNodes(state.dashboardUrl, state.nodes.length, undefined, token);
       }
     }
     state.complete = true;
@@ -147,7 +149,12 @@ export class LocalBackend implements ComputeBackend {
         message: 'the Ray head process is not running',
       };
     }
-    return statusFromHead(state.dashboardUrl);
+    return statusFromHead(state.dashboardUrl, undefined, await this.dashboardToken(handle));
+  }
+
+  /** Read at call time from the cluster's 0600 token file: the handle never carries the token. */
+  async dashboardToken(handle: ClusterHandle): Promise<string | undefined> {
+    return readAuthToken(clusterDir(this.config.runRoot, handle.name));
   }
 
   async deleteCluster(handle: ClusterHandle): Promise<{ alreadyGone: boolean }> {
@@ -163,6 +170,7 @@ export class LocalBackend implements ComputeBackend {
       );
     // Logs stay for the user; the state file goes, which is what "the cluster exists" means here.
     await rm(join(dir, 'cluster.json'), { force: true });
+    await rm(authTokenPath(dir), { force: true });
     await rm(state?.tempDir ?? join(this.config.runRoot, shortHash(handle.name)), {
       recursive: true,
       force: true,

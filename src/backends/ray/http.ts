@@ -17,10 +17,13 @@ export class RayHttpError extends Error {
   }
 }
 
-/** `body` is sent as JSON; `bytes` as it is (a package upload). */
+/**
+ * `body` is sent as JSON; `bytes` as it is (a package upload); `token`: the cluster's Ray auth
+ * token, sent as `authorization: Bearer` (never put in the URL or an error message).
+ */
 export function requestJson<T>(
   url: string,
-  init: { method?: string; body?: unknown; bytes?: Buffer; timeoutMs?: number } = {},
+  init: { method?: string; body?: unknown; bytes?: Buffer; timeoutMs?: number; token?: string } = {},
 ): Promise<T> {
   const payload = init.bytes ?? (init.body === undefined ? undefined : JSON.stringify(init.body));
   const contentType = init.bytes ? 'application/octet-stream' : 'application/json';
@@ -32,6 +35,7 @@ export function requestJson<T>(
         headers: {
           'user-agent': 'ragen-orchestrator',
           accept: 'application/json',
+          ...(init.token !== undefined ? { authorization: `Bearer ${init.token}` } : {}),
           ...(payload !== undefined
             ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }
             : {}),
