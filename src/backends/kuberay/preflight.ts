@@ -2,17 +2,10 @@ import { isDomainError } from '../../errors/domain-error.js';
 import { type ExperimentSpec, workerGpus } from '../../domain/experiment.js';
 import type { PreflightCheck } from '../backend.js';
 import type { KubeApi } from './kube-api.js';
-import { RAYCLUSTER } from './raycluster.js';
+import { KUBERAY_PERMISSIONS } from './permissions.js';
 
-/** Verbs the backend uses on rayclusters: create/get/delete for the lifecycle, list/watch for status and the reaper. */
-export const RAYCLUSTER_VERBS = ['create', 'get', 'delete', 'list', 'watch'] as const;
-/** Verbs on secrets for each cluster's Ray auth token: create it, read it, give it an owner, delete it. */
-export const SECRET_VERBS = ['create', 'get', 'update', 'delete'] as const;
-
-const NEEDED = [
-  { resource: RAYCLUSTER.plural, group: RAYCLUSTER.group, verbs: RAYCLUSTER_VERBS },
-  { resource: 'secrets', group: '', verbs: SECRET_VERBS },
-];
+/** The namespaced permissions of the lifecycle (the PVC has its own check below). */
+const NEEDED = KUBERAY_PERMISSIONS.filter((p) => !p.cluster && p.resource !== 'persistentvolumeclaims');
 
 /**
  * KubeRay preflight: the ray.io/v1 RayCluster CRD is served; SelfSubjectAccessReview allows every
@@ -43,7 +36,7 @@ export async function kuberayPreflight(api: KubeApi, spec: ExperimentSpec): Prom
     ok: missing.length === 0,
     detail:
       missing.length === 0
-        ? `${api.identity} may ${RAYCLUSTER_VERBS.join('/')} rayclusters.ray.io and ${SECRET_VERBS.join('/')} secrets in namespace ${api.namespace}`
+        ? `${api.identity} may ${NEEDED.map((p) => `${p.verbs.join('/')} ${p.group ? `${p.resource}.${p.group}` : p.resource}`).join(', ')} in namespace ${api.namespace}`
         : `missing permission: ${missing.join('; ')} with a Role and RoleBinding (deploy/kuberay-rbac.yaml)`,
   });
 
