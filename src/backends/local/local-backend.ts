@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import { readdir, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { transient } from '../../errors/domain-error.js';
+import { isDomainError, transient } from '../../errors/domain-error.js';
 import type { ClusterHandle, ClusterStatus } from '../../domain/cluster.js';
-import { TransientErrorTypes } from '../../domain/error-types.js';
+import { ErrorTypes, TransientErrorTypes } from '../../domain/error-types.js';
 import { shortHash } from '../../domain/naming.js';
 import type { ExperimentSpec } from '../../domain/experiment.js';
 import type { BackendLogger } from '../logger.js';
@@ -159,7 +159,24 @@ export class LocalBackend implements ComputeBackend {
 
   async deleteCluster(handle: ClusterHandle): Promise<{ alreadyGone: boolean }> {
     const dir = clusterDir(this.config.runRoot, handle.name);
-    const state = await readState(dir);
+    let state: LocalClusterState | undefined;
+    try {
+      state = await readState(dir);
+    } catch (err) {
+      if (!isDomainError(err) || err.type !== ErrorTypes.StateFileInvalid) throw err;
+      // Not followed: only processes that carry this cluster's marker are stopped; the file stays.
+      this.config.logger?.warn('teardown: state file not trusted; stopping marked processes only', {
+        cluster: handle.name,
+        problem: err.message,
+      });
+      const left = await stopCluster({ name: handle.name, nodes: [] }, undefined, this.config.logger);
+      if (left.length > 0)
+        throw transient(
+          TransientErrorTypes.TeardownIncomplete,
+          `teardown of ${handle.name}: processes still alive after SIGKILL: ${left.join(', ')}`,
+        );
+      return { alreadyGone: false };
+    }
     const stray = state ? [] : await clusterProcesses(handle.name);
     if (!state && stray.length === 0) return { alreadyGone: true };
     const left = await stopCluster(state ?? { name: handle.name, nodes: [] }, undefined, this.config.logger);
