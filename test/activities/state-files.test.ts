@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createLatestCompleteCheckpoint } from '../../src/activities/campaign-checkpoints.js';
 import { createHashCheckpoints } from '../../src/activities/hash-checkpoints.js';
+import { authTokenPath, readAuthToken, writeNewAuthToken } from '../../src/backends/local/auth-token.js';
 import { LocalBackend } from '../../src/backends/local/local-backend.js';
 import { pidAlive } from '../../src/backends/local/processes.js';
 import { STATE_FILE } from '../../src/backends/local/state.js';
@@ -30,7 +31,7 @@ function invalid(path: string, why: RegExp) {
     assert.equal(err.permanent, true);
     assert.ok(err.message.includes(path), err.message);
     assert.match(err.message, why);
-    assert.match(err.message, /left as it is/);
+    assert.match(err.message, /left as it is|not used/);
     return true;
   };
 }
@@ -116,6 +117,28 @@ describe('local cluster state files', () => {
     assert.equal(pidAlive(victim.pid ?? 0), true, 'the pid a foreign file names was not signalled');
     assert.equal(victim.signalCode, null);
     assert.equal(await readFile(join(precious, 'keep'), 'utf8'), 'user data', 'its temp dir was not removed');
+  });
+});
+
+describe('local Ray auth token file', () => {
+  it('is written 0600 and read back; one others may read, or that holds something else, is refused', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'token-file-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    assert.equal(await readAuthToken(dir), undefined, 'no file: no token');
+    const token = await writeNewAuthToken(dir);
+    assert.equal((await stat(authTokenPath(dir))).mode & 0o777, 0o600);
+    assert.equal(await readAuthToken(dir), token);
+    await chmod(authTokenPath(dir), 0o644);
+    await assert.rejects(
+      readAuthToken(dir),
+      invalid(authTokenPath(dir), /readable or writable by others \(mode 644/),
+    );
+    await chmod(authTokenPath(dir), 0o600);
+    await writeFile(authTokenPath(dir), 'not a token');
+    await assert.rejects(
+      readAuthToken(dir),
+      invalid(authTokenPath(dir), /does not hold a token this product wrote/),
+    );
   });
 });
 

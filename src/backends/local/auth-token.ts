@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ErrorTypes } from '../../domain/error-types.js';
+import { permanent } from '../../errors/domain-error.js';
 
 /**
  * Ray token authentication for local clusters: one random token per cluster, in a file only its
@@ -45,12 +47,16 @@ export async function readAuthToken(clusterDir: string): Promise<string | undefi
     return undefined;
   }
   if ((mode & 0o077) !== 0 || (process.getuid && uid !== process.getuid()))
-    throw new Error(
+    throw permanent(
+      ErrorTypes.StateFileInvalid,
       `Ray auth token file ${path} is readable or writable by others (mode ${(mode & 0o777).toString(8)}, owner uid ${uid}): not used; delete the cluster and create it again`,
     );
   const token = (await readFile(path, 'utf8')).trim();
   if (!/^[0-9a-f]{64}$/.test(token))
-    throw new Error(`Ray auth token file ${path} does not hold a token this product wrote: not used`);
+    throw permanent(
+      ErrorTypes.StateFileInvalid,
+      `Ray auth token file ${path} does not hold a token this product wrote: not used; delete the cluster and create it again`,
+    );
   return token;
 }
 
