@@ -7,7 +7,7 @@ import { ErrorTypes } from '../domain/error-types.js';
 import { type ExperimentSpec, workerNodes } from '../domain/experiment.js';
 import { classifyJobFailure } from '../domain/job-exit.js';
 import { submissionId } from '../domain/naming.js';
-import { checkpointPath, metricsPath } from '../domain/paths.js';
+import { checkpointPath, metricsPath, runArchiveDir } from '../domain/paths.js';
 import type { TrainHeartbeat } from '../domain/progress.js';
 import { backendOf } from './backend-of.js';
 import { rayHeadOf } from './ray-head-of.js';
@@ -16,8 +16,10 @@ import { filesUnder, readTracker } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { heartbeatAndWait, previousDetails, workflowIdOfActivity } from './heartbeat-loop.js';
-import { logTail, stoppingJobOnCancel } from './ray-job.js';
-import { summarizeTrainLog } from './train-log.js';
+import { JobLogReader } from './job-log-reader.js';
+import { stoppingJobOnCancel } from './ray-job.js';
+import { failureText, feedTrainLog } from './train-log.js';
+import { TrainLogStore } from './train-log-store.js';
 
 const PROGRESS_REPORT_INTERVAL_MS = 10_000;
 
@@ -101,9 +103,18 @@ export function createTrain(deps: ActivityDeps) {
     let lastReportAt = 0;
     let spaceChecked = false;
     const wantWorkers = workerNodes(spec);
+    // The driver log is followed (each byte once) and copied next to the manifest (`logs` reads the
+    // copy); the parse state is saved there too, so a retry parses only what the copy lacks.
+    const store = await TrainLogStore.open(runArchiveDir(spec.storage, spec.name, workflowId), handle.name);
+    const summary = store.state;
+    const reader = await JobLogReader.resume(dashboard, id, store.logPath);
     const readJob = async (submission: string) => {
       const job = await dashboard.job(submission);
-      return { job, logs: job ? await dashboard.jobLogs(submission) : '' };
+      if (job) {
+        const terminal = job.status === 'SUCCEEDED' || job.status === 'FAILED' || job.status === 'STOPPED';
+        feedTrainLog(summary, (await reader.poll(job.driverNodeId, { final: terminal })).lines);
+      }
+      return { job };
     };
     const env: Record<string, string> = {};
     if ((spec.trainer.loggers as string[] | undefined)?.includes('file')) {
@@ -112,9 +123,9 @@ export function createTrain(deps: ActivityDeps) {
       env['VERL_FILE_LOGGER_PATH'] = metricsPath(checkpointDir);
     }
     await dashboard.submitJob(id, shellQuote(argv), env);
-    return stoppingJobOnCancel(dashboard, id, async () => {
+    const poll = async (): Promise<TrainResult> => {
       for (;;) {
-        const { job, logs } = await readJob(id).catch(async (err: unknown) => {
+        const { job } = await readJob(id).catch(async (err: unknown) => {
           // The head not answering may mean the cluster itself is gone (deleted by someone else):
           // say so and stop, rather than retry against a cluster that will not come back.
           const status = await backend.describeCluster(handle);
@@ -132,10 +143,10 @@ export function createTrain(deps: ActivityDeps) {
             ErrorTypes.ClusterLost,
             `training job ${id} no longer exists on ${handle.name}: the cluster was replaced or lost`,
           );
-        const summary = summarizeTrainLog(logs);
         const checkpoint = (await readTracker(checkpointDir)) ?? beat.lastCheckpointStep;
         if (summary.lastStep > beat.step || checkpoint > beat.lastCheckpointStep) {
           const newCheckpoint = checkpoint > beat.lastCheckpointStep;
+          if (newCheckpoint) await store.save(reader.bytesCopied);
           if (newCheckpoint && !spaceChecked) {
             spaceChecked = true;
             await warnIfCheckpointsWillNotFit(spec, checkpointDir, checkpoint);
@@ -178,21 +189,21 @@ export function createTrain(deps: ActivityDeps) {
           return result;
         }
         if (job.status === 'FAILED') {
-          const failure = classifyJobFailure(job.driverExitCode, logs);
+          const failure = classifyJobFailure(job.driverExitCode, failureText(summary));
           const disk =
             failure.type === ErrorTypes.CheckpointDiskFull
               ? `; ${formatGb(await freeBytes(checkpointDir))} free on ${checkpointDir} now`
               : '';
           throw permanent(
             failure.type,
-            `training job ${id} failed at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${failure.reason}${disk}. ${job.message}\n${logTail(logs)}`,
+            `training job ${id} failed at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${failure.reason}${disk}. ${job.message}\n${summary.tail.slice(-30).join('\n')}`,
             beat,
           );
         }
         if (job.status === 'STOPPED') {
           throw permanent(
             ErrorTypes.TrainingFailed,
-            `training job ${id} was STOPPED at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${job.message}\n${logTail(logs)}`,
+            `training job ${id} was STOPPED at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${job.message}\n${summary.tail.slice(-30).join('\n')}`,
             beat,
           );
         }
@@ -232,6 +243,17 @@ export function createTrain(deps: ActivityDeps) {
           );
         }
         await heartbeatAndWait(beat, deps.pollIntervalMs);
+      }
+    };
+    return stoppingJobOnCancel(dashboard, id, async () => {
+      try {
+        return await poll();
+      } finally {
+        reader.close();
+        // The series and summary at the end, whatever the end (the archive's summary reads them).
+        await store.save(reader.bytesCopied).catch((err: unknown) => {
+          Context.current().log.warn(`could not save the metrics series: ${(err as Error).message}`);
+        });
       }
     });
   };

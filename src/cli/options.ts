@@ -40,6 +40,7 @@ export const CommandSchemas = {
   sweep: z.strictObject({ spec: SpecFile, embedded: z.boolean().default(false) }),
   campaign: z.strictObject({ spec: SpecFile, embedded: z.boolean().default(false) }),
   workflow: z.strictObject({ workflowId: WorkflowId }),
+  logs: z.strictObject({ workflowId: WorkflowId, follow: z.boolean().default(false) }),
   campaignExtend: z.strictObject({
     workflowId: WorkflowId,
     steps: z
@@ -66,6 +67,29 @@ export const CommandSchemas = {
   scheduleId: z.strictObject({ scheduleId: z.string().min(1, 'give the schedule id (see schedule list)') }),
   scheduleNote: z.strictObject({ scheduleId: z.string().min(1), note: z.string().optional() }),
   none: z.strictObject({}),
+  report: z
+    .strictObject({
+      workflowId: z.string().min(1).optional(),
+      from: z
+        .string()
+        .min(1, 'give an archive folder, e.g. --from <archiveDir>/<name>/<workflow id>')
+        .optional(),
+      out: z.string().min(1).optional(),
+      key: z.array(z.string().min(1)).default([]),
+      top: z
+        .string()
+        .regex(
+          /^[1-9]\d*$/,
+          'give how many of the best sweep children to overlay as a positive integer, e.g. --top 5',
+        )
+        .default('5')
+        .transform(Number),
+      force: z.boolean().default(false),
+    })
+    .refine((o) => o.workflowId !== undefined || o.from !== undefined, {
+      path: ['workflowId'],
+      message: 'give the workflow id, or an archive folder with --from <dir> (no server needed)',
+    }),
 } as const;
 
 /** How a field is spelt on the command line, for messages: `every` → `--every`. */

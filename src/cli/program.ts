@@ -63,6 +63,19 @@ export function buildProgram(execute: (run: Run) => Promise<void>): Command {
     });
 
   program
+    .command('logs')
+    .description(
+      "the training job's driver log (a campaign's attempts in order), from its copy next to the manifest",
+    )
+    .argument('<workflow-id>')
+    .option('-f, --follow', 'print what is added until the workflow closes')
+    .action(async (workflowId: string, opts: object) => {
+      const o = parseCommand('logs', S.logs, { workflowId, ...opts });
+      const { logsCommand } = await import('./logs.js');
+      await execute((config) => logsCommand(config, o.workflowId, o.follow));
+    });
+
+  program
     .command('cancel')
     .description(
       'graceful cancel: the job stops, checkpoints stay, the manifest is written, the cluster is deleted',
@@ -203,6 +216,30 @@ export function buildProgram(execute: (run: Run) => Promise<void>): Command {
       const o = parseCommand('campaign extend', S.campaignExtend, { workflowId, steps });
       const { campaignControlCommand } = await import('./campaign.js');
       await execute((config) => campaignControlCommand(config, 'extend', o.workflowId, o.steps));
+    });
+
+  program
+    .command('report')
+    .description('one self-contained HTML report (opens offline) of an experiment, sweep or campaign')
+    .argument('[workflow-id]', 'the workflow (its archive folder is read from its input)')
+    .option(
+      '--from <dir>',
+      'an archive folder (<archiveDir>/<name>/<workflow id>) instead of asking the server',
+    )
+    .option('--out <file>', 'where to write the page (default ./report-<id>.html)')
+    .option(
+      '--key <key>',
+      'also chart this metric key (repeatable)',
+      (v: string, all: string[]) => [...all, v],
+      [],
+    )
+    .option('--top <n>', 'sweeps: how many of the best children to overlay (default 5)')
+    .option('--force', 'replace an existing --out file')
+    .action(async (workflowId: string | undefined, opts: object) => {
+      const o = parseCommand('report', S.report, { workflowId, ...opts });
+      const { reportCommand } = await import('./report.js');
+      const input = { ...o, keys: o.key };
+      await execute((config) => reportCommand(config, input));
     });
 
   return program;

@@ -4,6 +4,7 @@ import { CodeCommitsSchema } from './code-commits.js';
 import { ExperimentSpecSchema } from './experiment.js';
 import { EarlyStopSchema, ExperimentOutcomeSchema } from './experiment-input.js';
 import { ImageVerificationSchema } from './image.js';
+import { MetricsSummarySchema } from './metrics-series.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
 import {
   AllReduceResultSchema,
@@ -69,6 +70,8 @@ export const ManifestSchema = z.strictObject({
     resultsPath: z.string().optional(),
   }),
   stages: z.array(StageRecordSchema),
+  /** Last and best value of each trainer metric with its step (metrics-summary.json); absent in older manifests. */
+  metrics: MetricsSummarySchema.optional(),
   outcome: ExperimentOutcomeSchema,
   writtenAt: z.string(),
 });

@@ -1,5 +1,8 @@
 import type { RayNode } from '../../domain/cluster.js';
-import { RayHttpError, requestJson } from './http.js';
+import { followBytes, RayHttpError, requestJson } from './http.js';
+
+/** How often Ray's log agent looks for new bytes at the end of a followed log. */
+export const LOG_FOLLOW_INTERVAL_S = 0.25;
 
 export type RayJobStatus = 'PENDING' | 'RUNNING' | 'STOPPED' | 'SUCCEEDED' | 'FAILED';
 
@@ -9,6 +12,8 @@ export interface RayJobInfo {
   message: string;
   /** The entrypoint's exit code once it ended (JobInfo.driver_exit_code; absent before Ray 2.7 or while running). */
   driverExitCode?: number;
+  /** The node whose log directory holds the driver log (JobInfo.driver_node_id; absent until the driver starts). */
+  driverNodeId?: string;
 }
 
 interface NodesResponse {
@@ -42,6 +47,13 @@ export interface RayHeadApi {
   uploadPackage(name: string, bytes: Buffer): Promise<void>;
   job(submissionId: string): Promise<RayJobInfo | undefined>;
   jobLogs(submissionId: string): Promise<string>;
+  /** Follow the driver log from its start: every byte once, as it is written (onEnd when the stream stops). */
+  followJobLog(
+    submissionId: string,
+    driverNodeId: string,
+    onData: (chunk: Buffer) => void,
+    onEnd: (err?: Error) => void,
+  ): Promise<{ close(): void }>;
   stopJob(submissionId: string): Promise<void>;
 }
 
@@ -133,9 +145,11 @@ export class RayDashboardClient implements RayHeadApi {
         status: RayJobStatus;
         message?: string;
         driver_exit_code?: number | null;
+        driver_node_id?: string | null;
       }>(`/api/jobs/${encodeURIComponent(submissionId)}`);
       const info: RayJobInfo = { submissionId, status: body.status, message: body.message ?? '' };
       if (typeof body.driver_exit_code === 'number') info.driverExitCode = body.driver_exit_code;
+      if (body.driver_node_id) info.driverNodeId = body.driver_node_id;
       return info;
     } catch (err) {
       if (err instanceof RayHttpError && err.status === 404) return undefined;
@@ -148,6 +162,34 @@ export class RayDashboardClient implements RayHeadApi {
       timeoutMs: 20_000,
     });
     return body.logs;
+  }
+
+  /**
+   * Follow the driver log from byte 0 through Ray's State API on the driver's node
+   * (`/api/v0/logs/stream?node_id&filename=job-driver-<id>.log&lines=-1&interval=…`: the agent
+   * reads the file to its end, then again every interval). By node id and file name: Ray 2.60
+   * refuses `submission_id` alone (its options check wants a node). The promise settles when the
+   * head answered (a log not written yet is a RayHttpError 500 naming the missing file).
+   */
+  followJobLog(
+    submissionId: string,
+    driverNodeId: string,
+    onData: (chunk: Buffer) => void,
+    onEnd: (err?: Error) => void,
+  ): Promise<{ close(): void }> {
+    const query = new URLSearchParams({
+      node_id: driverNodeId,
+      filename: `job-driver-${submissionId}.log`,
+      lines: '-1',
+      interval: String(LOG_FOLLOW_INTERVAL_S),
+    });
+    return followBytes(
+      `${this.baseUrl}/api/v0/logs/stream?${query.toString()}`,
+      onData,
+      onEnd,
+      undefined,
+      this.#token,
+    );
   }
 
   async stopJob(submissionId: string): Promise<void> {
