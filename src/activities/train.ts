@@ -10,6 +10,7 @@ import { submissionId } from '../domain/naming.js';
 import { checkpointPath, metricsPath, runArchiveDir } from '../domain/paths.js';
 import type { TrainHeartbeat } from '../domain/progress.js';
 import { backendOf } from './backend-of.js';
+import { rayHeadOf } from './ray-head-of.js';
 import { checkpointSpaceWarning, expectedSaves } from '../domain/checkpoint-space.js';
 import { filesUnder, readTracker } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
@@ -86,7 +87,7 @@ export function createTrain(deps: ActivityDeps) {
   return async function train(input: TrainInput): Promise<TrainResult> {
     const { spec, handle, checkpointDir } = input;
     const backend = backendOf(deps, spec.backend);
-    const dashboard = deps.rayHead(handle.dashboardUrl ?? '');
+    const dashboard = await rayHeadOf(deps, handle);
     const argv = backend.resolveArgv(trainArgv(spec, checkpointDir, input.resume));
     const id = submissionId(handle.name, 'train');
     const before = previousDetails<TrainHeartbeat>();

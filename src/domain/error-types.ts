@@ -54,6 +54,8 @@ export const ErrorTypes = {
   AdmissionDeadlineExceeded: 'AdmissionDeadlineExceeded',
   /** The orchestrator's worker and the Ray pods do not see the same files under the storage mount. */
   StorageNotShared: 'StorageNotShared',
+  /** A state file (local cluster state, campaign ledger) is corrupt or not this product's: reported, left as it is, never followed. */
+  StateFileInvalid: 'StateFileInvalid',
 } as const;
 
 export type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];

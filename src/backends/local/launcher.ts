@@ -13,6 +13,7 @@ import {
   signalProcessGroup,
 } from './processes.js';
 import type { LocalClusterState, LocalNode } from './state.js';
+import { rayAuthEnv, readAuthToken } from './auth-token.js';
 import { type BackendLogger, quietLogger } from '../logger.js';
 
 export interface LauncherConfig {
@@ -78,6 +79,7 @@ async function startRayNode(
         // `ray start --block` answers SIGTERM by draining its node for up to 30 s (for Ray Serve
         // proxies) before it stops its processes; a torn-down local cluster has nothing to drain.
         RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S: '0',
+        ...rayAuthEnv(dir),
       },
     },
   );
@@ -110,7 +112,7 @@ export async function startHead(
     '--include-dashboard=true',
     `--ray-client-server-port=${clientServer}`,
   ]);
-  const dashboard = new RayDashboardClient(state.dashboardUrl);
+  const dashboard = new RayDashboardClient(state.dashboardUrl, await readAuthToken(dir));
   const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
     if (!pidAlive(pid))
@@ -172,8 +174,9 @@ export async function waitForAliveNodes(
   dashboardUrl: string,
   count: number,
   timeoutMs = 60_000,
+  token?: string,
 ): Promise<boolean> {
-  const dashboard = new RayDashboardClient(dashboardUrl);
+  const dashboard = new RayDashboardClient(dashboardUrl, token);
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {

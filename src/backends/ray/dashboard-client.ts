@@ -62,17 +62,29 @@ export interface RayHeadApi {
  * (`/api/v0/nodes`) and the Ray Jobs REST API.
  */
 export class RayDashboardClient implements RayHeadApi {
-  constructor(readonly baseUrl: string) {}
+  /** `token`: the cluster's Ray auth token (RAY_AUTH_MODE=token), sent on every call; private so it is never logged with the client. */
+  constructor(
+    readonly baseUrl: string,
+    token?: string,
+  ) {
+    this.#token = token;
+  }
+
+  readonly #token: string | undefined;
+
+  private call<T>(path: string, init: Parameters<typeof requestJson>[1] = {}): Promise<T> {
+    return requestJson<T>(`${this.baseUrl}${path}`, { ...init, token: this.#token });
+  }
 
   async rayVersion(): Promise<string> {
-    const body = await requestJson<{ ray_version: string }>(`${this.baseUrl}/api/version`, {
+    const body = await this.call<{ ray_version: string }>(`/api/version`, {
       timeoutMs: 5_000,
     });
     return body.ray_version;
   }
 
   async nodes(): Promise<RayNode[]> {
-    const body = await requestJson<NodesResponse>(`${this.baseUrl}/api/v0/nodes?limit=1000`);
+    const body = await this.call<NodesResponse>(`/api/v0/nodes?limit=1000`);
     return body.data.result.result.map((n) => ({
       nodeId: n.node_id,
       ip: n.node_ip,
@@ -96,7 +108,7 @@ export class RayDashboardClient implements RayHeadApi {
     const runtimeEnv =
       pyModules.length > 0 ? { env_vars: envVars, py_modules: pyModules } : { env_vars: envVars };
     try {
-      await requestJson(`${this.baseUrl}/api/jobs/`, {
+      await this.call(`/api/jobs/`, {
         method: 'POST',
         body: { entrypoint, submission_id: submissionId, runtime_env: runtimeEnv, entrypoint_num_cpus: 0 },
       });
@@ -110,7 +122,7 @@ export class RayDashboardClient implements RayHeadApi {
 
   async packageExists(name: string): Promise<boolean> {
     try {
-      await requestJson(`${this.baseUrl}/api/packages/gcs/${encodeURIComponent(name)}`);
+      await this.call(`/api/packages/gcs/${encodeURIComponent(name)}`);
       return true;
     } catch (err) {
       if (err instanceof RayHttpError && err.status === 404) return false;
@@ -119,7 +131,7 @@ export class RayDashboardClient implements RayHeadApi {
   }
 
   async uploadPackage(name: string, bytes: Buffer): Promise<void> {
-    await requestJson(`${this.baseUrl}/api/packages/gcs/${encodeURIComponent(name)}`, {
+    await this.call(`/api/packages/gcs/${encodeURIComponent(name)}`, {
       method: 'PUT',
       bytes,
       timeoutMs: 60_000,
@@ -129,12 +141,12 @@ export class RayDashboardClient implements RayHeadApi {
   /** undefined when no job with this id exists. */
   async job(submissionId: string): Promise<RayJobInfo | undefined> {
     try {
-      const body = await requestJson<{
+      const body = await this.call<{
         status: RayJobStatus;
         message?: string;
         driver_exit_code?: number | null;
         driver_node_id?: string | null;
-      }>(`${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}`);
+      }>(`/api/jobs/${encodeURIComponent(submissionId)}`);
       const info: RayJobInfo = { submissionId, status: body.status, message: body.message ?? '' };
       if (typeof body.driver_exit_code === 'number') info.driverExitCode = body.driver_exit_code;
       if (body.driver_node_id) info.driverNodeId = body.driver_node_id;
@@ -146,10 +158,9 @@ export class RayDashboardClient implements RayHeadApi {
   }
 
   async jobLogs(submissionId: string): Promise<string> {
-    const body = await requestJson<{ logs: string }>(
-      `${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}/logs`,
-      { timeoutMs: 20_000 },
-    );
+    const body = await this.call<{ logs: string }>(`/api/jobs/${encodeURIComponent(submissionId)}/logs`, {
+      timeoutMs: 20_000,
+    });
     return body.logs;
   }
 
@@ -172,12 +183,18 @@ export class RayDashboardClient implements RayHeadApi {
       lines: '-1',
       interval: String(LOG_FOLLOW_INTERVAL_S),
     });
-    return followBytes(`${this.baseUrl}/api/v0/logs/stream?${query.toString()}`, onData, onEnd);
+    return followBytes(
+      `${this.baseUrl}/api/v0/logs/stream?${query.toString()}`,
+      onData,
+      onEnd,
+      undefined,
+      this.#token,
+    );
   }
 
   async stopJob(submissionId: string): Promise<void> {
     try {
-      await requestJson(`${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}/stop`, {
+      await this.call(`/api/jobs/${encodeURIComponent(submissionId)}/stop`, {
         method: 'POST',
       });
     } catch (err) {

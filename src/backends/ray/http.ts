@@ -17,7 +17,10 @@ export class RayHttpError extends Error {
   }
 }
 
-/** `body` is sent as JSON; `bytes` as it is (a package upload). */
+/**
+ * `body` is sent as JSON; `bytes` as it is (a package upload); `token`: the cluster's Ray auth
+ * token, sent as `authorization: Bearer` (never put in the URL or an error message).
+ */
 export async function requestJson<T>(url: string, init: RequestInit = {}): Promise<T> {
   const text = (await requestBytes(url, init)).toString('utf8');
   try {
@@ -27,7 +30,14 @@ export async function requestJson<T>(url: string, init: RequestInit = {}): Promi
   }
 }
 
-type RequestInit = { method?: string; body?: unknown; bytes?: Buffer; timeoutMs?: number; accept?: string };
+export type RequestInit = {
+  method?: string;
+  body?: unknown;
+  bytes?: Buffer;
+  timeoutMs?: number;
+  accept?: string;
+  token?: string;
+};
 
 /** The answer's bytes as they came, or RayHttpError for a non-2xx status. */
 export function requestBytes(url: string, init: RequestInit = {}): Promise<Buffer> {
@@ -41,6 +51,7 @@ export function requestBytes(url: string, init: RequestInit = {}): Promise<Buffe
         headers: {
           'user-agent': 'ragen-orchestrator',
           accept: init.accept ?? 'application/json',
+          ...(init.token !== undefined ? { authorization: `Bearer ${init.token}` } : {}),
           ...(payload !== undefined
             ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }
             : {}),
@@ -78,6 +89,7 @@ export function followBytes(
   onData: (chunk: Buffer) => void,
   onEnd: (err?: Error) => void,
   connectTimeoutMs = 10_000,
+  token?: string,
 ): Promise<{ close(): void }> {
   return new Promise((resolve, reject) => {
     let ended = false;
@@ -88,7 +100,14 @@ export function followBytes(
     };
     const req = request(
       url,
-      { headers: { 'user-agent': 'ragen-orchestrator', accept: 'text/plain' }, timeout: connectTimeoutMs },
+      {
+        headers: {
+          'user-agent': 'ragen-orchestrator',
+          accept: 'text/plain',
+          ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}),
+        },
+        timeout: connectTimeoutMs,
+      },
       (res) => {
         const status = res.statusCode ?? 0;
         if (status < 200 || status >= 300) {
