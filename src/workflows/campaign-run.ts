@@ -13,6 +13,7 @@ import type { ExperimentResult } from '../domain/experiment-input.js';
 import { workerGpus } from '../domain/experiment.js';
 import { ledgerPath, manifestPath, runCheckpointDir } from '../domain/paths.js';
 import { secondsBetween } from './clock.js';
+import type { ChangingAttributes } from './visibility.js';
 import { type RunIds, runIds } from './run-ids.js';
 
 /** Failures another attempt cannot fix (bad input, storage, versions): the campaign fails at once. */
@@ -59,6 +60,8 @@ export interface CampaignRun {
   reason?: string;
   failure?: unknown;
   manifestPath?: string;
+  /** Search attributes that change (set by the workflow; absent in pure tests). */
+  visible?: ChangingAttributes;
 }
 
 export function newCampaignRun(input: CampaignInput, info: RunIds): CampaignRun {
