@@ -1,5 +1,4 @@
-import type { SearchAttributeType, SearchAttributeUpdatePair } from '@temporalio/common';
-import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes.js';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 
 /** Upserts came after these workflows' first recorded histories: replays of those skip them. */
@@ -26,7 +25,7 @@ export class ChangingAttributes {
     }
   }
 
-  set<T extends SearchAttributeType>(key: SearchAttributeKey<T>, value: Value): this {
+  set(key: SearchAttributeUpdatePair['key'], value: Value): this {
     if (this.sent.get(key.name) === value) this.pending.delete(key.name);
     else this.pending.set(key.name, { key, value } as SearchAttributeUpdatePair);
     return this;
