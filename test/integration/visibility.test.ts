@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import puppeteer from 'puppeteer-core';
@@ -51,7 +51,7 @@ describe('search attributes, summary, details, list and the Temporal UI (real de
   let uiPort: number;
   let address: string;
   const taskQueue = uniqueId('tq-vis');
-  let live: WorkflowHandle;
+  let live: WorkflowHandleWithFirstExecutionRunId;
 
   before(async () => {
     uiPort = await freePort();
@@ -148,19 +148,28 @@ describe('search attributes, summary, details, list and the Temporal UI (real de
     });
     try {
       const page = await browser.newPage();
-      await page.setViewport({ width: 1600, height: 1400 });
-      const url = `http://127.0.0.1:${uiPort}/namespaces/default/workflows/${live.workflowId}`;
-      await page.goto(url, { waitUntil: 'networkidle2', timeout: 30_000 });
-      const text = async () => page.evaluate('document.body.innerText') as Promise<string>;
-      await eventually('the summary on the page', async () =>
-        (await text()).includes(`${RUNNING}: experiment on local`) ? true : undefined,
-      );
+      await page.setViewport({ width: 1600, height: 1200 });
+      const base = `http://127.0.0.1:${uiPort}/namespaces/default/workflows/${live.workflowId}/${live.firstExecutionRunId}`;
       await mkdir(`${REPO_ROOT}/test-output`, { recursive: true });
-      await page.screenshot({ path: `${REPO_ROOT}/test-output/temporal-ui-experiment.png`, fullPage: true });
-      const body = await text();
-      assert.match(body, /last checkpoint/, 'current details');
-      for (const attr of ['RagenStage', 'RagenCheckpointStep', 'RagenName'])
-        assert.ok(body.includes(attr), `${attr} on the page`);
+      // The workflow page, then its search-attributes tab and its metadata (summary and details) tab.
+      const show = async (tab: string, expected: string[]) => {
+        await page.goto(`${base}/${tab}`, { waitUntil: 'networkidle2', timeout: 30_000 });
+        const body = await eventually(`${expected.join(', ')} on the ${tab} page`, async () => {
+          const text = (await page.evaluate('document.body.innerText')) as string;
+          return expected.every((e) => text.includes(e)) ? text : undefined;
+        }).catch(async (err: Error) => {
+          await page.screenshot({
+            path: `${REPO_ROOT}/test-output/temporal-ui-${tab}-failed.png`,
+            fullPage: true,
+          });
+          throw err;
+        });
+        await page.screenshot({ path: `${REPO_ROOT}/test-output/temporal-ui-${tab}.png`, fullPage: true });
+        return body;
+      };
+      await show('history', [`${RUNNING}: experiment on local`]);
+      await show('search-attributes', ['RagenStage', 'train', 'RagenCheckpointStep', 'RagenName', RUNNING]);
+      await show('user-metadata', [`${RUNNING}: experiment on local`, 'last checkpoint']);
     } finally {
       await browser.close();
     }
