@@ -155,7 +155,13 @@ describe('search attributes, summary, details, list and the Temporal UI (real de
       const show = async (tab: string, expected: string[]) => {
         await page.goto(`${base}/${tab}`, { waitUntil: 'networkidle2', timeout: 30_000 });
         const body = await eventually(`${expected.join(', ')} on the ${tab} page`, async () => {
-          const text = (await page.evaluate('document.body.innerText')) as string;
+          // The UI renders markdown (the current details) in sandboxed iframes: read every frame.
+          const texts = await Promise.all(
+            page
+              .frames()
+              .map((f) => f.evaluate('document.body ? document.body.innerText : ""').catch(() => '')),
+          );
+          const text = texts.join('\n');
           return expected.every((e) => text.includes(e)) ? text : undefined;
         }).catch(async (err: Error) => {
           await page.screenshot({
