@@ -34,6 +34,14 @@ function seconds(what: string, ok: (n: number) => boolean) {
 
 const WorkflowId = z.string().min(1, 'give the workflow id (printed when it started)');
 
+/** A `list` filter value: quotes and backslashes would change the visibility query. */
+const FilterValue = z
+  .string()
+  .min(1, 'give a value')
+  .regex(/^[^'"\\]+$/, 'quotes and backslashes cannot be part of a filter value');
+
+const OUTCOMES = ['succeeded', 'failed', 'cancelled', 'paused', 'earlyStopped'] as const;
+
 /** One zod schema per command: what commander hands over is checked here before anything runs. */
 export const CommandSchemas = {
   run: z.strictObject({ spec: SpecFile, embedded: z.boolean().default(false) }),
@@ -84,6 +92,21 @@ export const CommandSchemas = {
   }),
   scheduleId: z.strictObject({ scheduleId: z.string().min(1, 'give the schedule id (see schedule list)') }),
   scheduleNote: z.strictObject({ scheduleId: z.string().min(1), note: z.string().optional() }),
+  list: z.strictObject({
+    kind: z
+      .enum(['experiment', 'campaign', 'sweep'], { message: 'expected experiment, campaign or sweep' })
+      .optional(),
+    sweep: FilterValue.optional(),
+    campaign: FilterValue.optional(),
+    outcome: z.enum(OUTCOMES, { message: `expected one of ${OUTCOMES.join(', ')}` }).optional(),
+    name: FilterValue.optional(),
+    running: z.boolean().default(false),
+    limit: z
+      .string()
+      .regex(/^[1-9]\d*$/, 'expected a positive whole number, e.g. --limit 100')
+      .transform(Number)
+      .default(50),
+  }),
   none: z.strictObject({}),
   report: z
     .strictObject({

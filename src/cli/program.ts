@@ -110,6 +110,22 @@ export function buildProgram(execute: (run: Run) => Promise<void>): Command {
       await execute((config) => sweepSetCommand(config, o.workflowId, o));
     });
 
+  program
+    .command('list')
+    .description('experiments, campaigns and sweeps, from Temporal visibility (search attributes)')
+    .option('--kind <kind>', 'experiment|campaign|sweep')
+    .option('--sweep <sweep-id>', "a sweep's children (and the sweep)")
+    .option('--campaign <campaign-id>', "a campaign's attempts (and the campaign)")
+    .option('--outcome <outcome>', 'succeeded|failed|cancelled|paused|earlyStopped')
+    .option('--name <name>', 'spec name; a trailing * matches a prefix')
+    .option('--running', 'only those still running')
+    .option('--limit <n>', 'newest n (default 50)')
+    .action(async (opts: object) => {
+      const { limit, ...filters } = parseCommand('list', S.list, opts);
+      const { listCommand } = await import('./list.js');
+      await execute((config) => listCommand(config, filters, limit));
+    });
+
   const schedule = program.command('schedule').description('Temporal Schedules for sweeps and experiments');
   schedule
     .command('create')

@@ -9,6 +9,7 @@ import { setSweepLimitsUpdate, sweepStatusQuery } from '../workflows/sweep-defin
 import { withClient } from './client.js';
 import { follow } from './follow.js';
 import { printOutcome } from './outcome.js';
+import { sweepStart } from './start-options.js';
 import { sweepView } from './views.js';
 
 /** Validate a sweep spec (every child's spec too) and resolve provenance: bad input stops here. */
@@ -34,6 +35,7 @@ export async function sweepCommand(config: OrchestratorConfig, input: SweepInput
       taskQueue: config.RAGEN_TASK_QUEUE,
       workflowId,
       args: [input],
+      ...sweepStart(input.sweep, workflowId),
     });
     console.log(`started ${workflowId} (run ${handle.firstExecutionRunId})`);
     // The id without a run id follows the sweep across continue-as-new.

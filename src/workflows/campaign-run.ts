@@ -14,6 +14,7 @@ import { workerGpus } from '../domain/experiment.js';
 import { gpuUsageOfStages, sumGpuUsage } from '../domain/gpu-usage.js';
 import { ledgerPath, manifestPath, runCheckpointDir } from '../domain/paths.js';
 import { secondsBetween } from './clock.js';
+import type { ChangingAttributes } from './visibility.js';
 import { type RunIds, runIds } from './run-ids.js';
 
 /** Failures another attempt cannot fix (bad input, storage, versions): the campaign fails at once. */
@@ -60,6 +61,8 @@ export interface CampaignRun {
   reason?: string;
   failure?: unknown;
   manifestPath?: string;
+  /** Search attributes that change (set by the workflow; absent in pure tests). */
+  visible?: ChangingAttributes;
 }
 
 export function newCampaignRun(input: CampaignInput, info: RunIds): CampaignRun {

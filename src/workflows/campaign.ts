@@ -51,8 +51,10 @@ import {
   hashCheckpoints,
   latestCompleteCheckpoint,
 } from './policies.js';
+import { SearchAttributes as K, startSearchAttributes } from './search-attributes.js';
 import { logStage } from './stage-log.js';
 import { statusQuery } from './status-query.js';
+import { ChangingAttributes } from './visibility.js';
 
 type Child = ChildWorkflowHandle<typeof experiment>;
 
@@ -69,6 +71,7 @@ type Child = ChildWorkflowHandle<typeof experiment>;
  */
 export async function campaign(input: CampaignInput): Promise<CampaignResult> {
   const run = newCampaignRun(input, workflowInfo());
+  run.visible = new ChangingAttributes();
   const child: { current?: Child } = {};
   answerCommandsAndQueries(run, child);
   try {
@@ -154,8 +157,10 @@ function answerCommandsAndQueries(run: CampaignRun, child: { current?: Child }):
   });
   setHandler(progressSignal, (p) => {
     if (p.step !== undefined) live.step = Math.max(live.step, p.step);
-    if (p.lastCheckpointStep !== undefined)
-      live.lastCheckpointStep = Math.max(live.lastCheckpointStep, p.lastCheckpointStep);
+    if (p.lastCheckpointStep !== undefined && p.lastCheckpointStep > live.lastCheckpointStep) {
+      live.lastCheckpointStep = p.lastCheckpointStep;
+      run.visible?.set(K.checkpointStep, p.lastCheckpointStep).flush();
+    }
   });
   setHandler(progressQuery, progress);
   setHandler(statusQuery, () => ({ kind: 'campaign', ...progress() }));
@@ -221,6 +226,7 @@ function failIfNoAttemptLeft(run: CampaignRun): void {
 async function waitWhilePaused(run: CampaignRun): Promise<void> {
   run.live.phase = 'paused';
   logStage('paused', run.state.attempts.length);
+  run.visible?.set(K.stage, 'paused').flush();
   await condition(() => !run.state.paused);
 }
 
@@ -250,8 +256,17 @@ async function runAttempt(
   const totalTrainingSteps = run.state.totalTrainingSteps;
   Object.assign(run.live, { phase: 'running', attemptStartedAt: startedAt, step: startedFromStep });
   logStage('running', n, { child: workflowId, fromStep: startedFromStep });
+  run.visible?.set(K.stage, 'running').flush(); // batched with the child's start
   child.current = await startChild<typeof experiment>('experiment', {
     workflowId,
+    typedSearchAttributes: startSearchAttributes({
+      kind: 'experiment',
+      name: spec.name,
+      backend: spec.backend,
+      stage: 'preflight',
+      campaignId: run.ids.workflowId,
+    }),
+    staticSummary: `${spec.name}: attempt ${n} of campaign ${run.ids.workflowId}${latest ? `, resuming from step ${latest.step}` : ''}`,
     args: [
       {
         spec: { ...spec, trainer: { ...spec.trainer, totalTrainingSteps } },
@@ -267,6 +282,8 @@ async function runAttempt(
   let ending: AttemptEnding & { cancellation?: unknown };
   try {
     ending = await attemptEnding(child.current);
+    const success = ending.result?.validation?.successRate;
+    if (success !== undefined) run.visible?.set(K.validationSuccess, success);
   } finally {
     child.current = undefined;
   }
@@ -327,6 +344,7 @@ function settleFailure(run: CampaignRun, err: unknown): void {
 async function writeCampaignManifest(run: CampaignRun): Promise<void> {
   run.live.phase = 'done';
   logStage('done', run.state.attempts.length, { outcome: run.outcome });
+  run.visible?.set(K.stage, 'done').set(K.outcome, run.outcome).flush(); // batched with the next activity
   run.state.historyEventsPerRun.push(workflowInfo().historyLength);
   await CancellationScope.nonCancellable(async () => {
     await refreshCheckpoints(run).catch(() => undefined);

@@ -21,6 +21,7 @@ import type {
   StageRecord,
   ValidationResult,
 } from '../domain/results.js';
+import type { ExperimentVisibility } from './experiment-visibility.js';
 import { type RunIds, runIds } from './run-ids.js';
 
 /**
@@ -61,6 +62,8 @@ export interface ExperimentRun {
   /** Why the run failed or was cancelled; undefined while it has not. */
   failure?: unknown;
   outcome?: ExperimentResult['outcome'];
+  /** Search attributes and current details (set by the workflow; absent in pure tests). */
+  visible?: ExperimentVisibility;
 }
 
 export function newExperimentRun(input: ExperimentInput, info: RunIds): ExperimentRun {

@@ -34,6 +34,7 @@ import {
   experimentResult,
   newExperimentRun,
 } from './experiment-run.js';
+import { ExperimentVisibility } from './experiment-visibility.js';
 import { outcomeOf, unwrapFailure } from './failure-info.js';
 import { logStage } from './stage-log.js';
 import {
@@ -71,6 +72,7 @@ const RESUBMITTABLE: ReadonlySet<string> = new Set([
  */
 export async function experiment(input: ExperimentInput): Promise<ExperimentResult> {
   const run = newExperimentRun(input, workflowInfo());
+  run.visible = new ExperimentVisibility(run);
   answerQueriesAndSignals(run);
   await withinRunDeadline(run, async () => {
     await preflightStage(run);
@@ -95,6 +97,7 @@ function answerQueriesAndSignals(run: ExperimentRun): void {
       p.lastCheckpointStep !== undefined && p.lastCheckpointStep > status.lastCheckpointStep;
     if (p.lastCheckpointStep !== undefined)
       status.lastCheckpointStep = Math.max(status.lastCheckpointStep, p.lastCheckpointStep);
+    run.visible?.progressed(newCheckpoint);
     // Only new checkpoints reach the parent: each signal is history there, and a campaign can only
     // continue-as-new between attempts. A lost signal is harmless (the query is informational).
     if (parent && newCheckpoint) {
@@ -126,6 +129,7 @@ function answerQueriesAndSignals(run: ExperimentRun): void {
 async function stage<T>(run: ExperimentRun, name: StageName, fn: () => Promise<T>): Promise<T> {
   run.status.stage = name;
   logStage(name, run.status.attempt);
+  run.visible?.stageStarted(name);
   const record: StageRecord = { stage: name, attempt: run.status.attempt, startedAt: workflowNowIso() };
   run.stages.push(record);
   try {
@@ -366,6 +370,7 @@ async function teardownStage(run: ExperimentRun): Promise<void> {
   }
   run.status.stage = 'done';
   logStage('done', run.status.attempt, { outcome: run.outcome });
+  run.visible?.stageStarted('done'); // batched with the workflow's completion
 }
 
 /** Teardown, never cancelled (the user's cancel must not leave a cluster behind). */

@@ -32,6 +32,7 @@ import { bestChild, countOutcomes, rankChildren } from '../domain/sweep-results.
 import { workflowNowIso } from './clock.js';
 import { unwrapFailure } from './failure-info.js';
 import { archiveSweep } from './policies.js';
+import { SearchAttributes as K, startSearchAttributes } from './search-attributes.js';
 import { statusQuery } from './status-query.js';
 import { stopEarlySignal } from './definitions.js';
 import {
@@ -44,6 +45,7 @@ import {
 /** A child's GPU-seconds, kept as two numbers (results travel through continue-as-new). */
 const gpuFields = (u: GpuUsage | undefined) =>
   u ? { gpuSeconds: u.allocatedSeconds, busyGpuSeconds: u.busySeconds } : {};
+import { ChangingAttributes } from './visibility.js';
 
 /** Errors are kept to one line per child: the child's own manifest has the rest. */
 const shortError = (text: string) => text.split('\n')[0]?.slice(0, 300) ?? '';
@@ -172,6 +174,14 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
         {
           workflowId,
           args: [childInput],
+          typedSearchAttributes: startSearchAttributes({
+            kind: 'experiment',
+            name: applied.spec.name,
+            backend: applied.spec.backend,
+            stage: 'preflight',
+            sweepId,
+          }),
+          staticSummary: childSummary(spec.name, index, total, params),
           // Cancel reaches the child and the sweep waits for its teardown to finish.
           cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
           // A terminated sweep still lets its children clean up (terminate would skip teardown).
@@ -250,6 +260,7 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
   }
 
   const ranked = rankChildren(results, (i) => paramSets[i] ?? {}, spec.objective);
+  const best = bestChild(results, spec.objective);
   const counts = countOutcomes(results);
   // Reaching the budget fails the sweep (a schedule with pauseOnFailure then pauses).
   const stoppedByFailureBudget = budgetExhausted();
@@ -288,6 +299,14 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     ),
     writtenAt: workflowNowIso(),
   };
+  // A scheduled sweep learns its id only when it fires: its RagenSweepId comes with this upsert.
+  const visible = new ChangingAttributes()
+    .set(K.stage, 'done')
+    .set(K.outcome, outcome)
+    .set(K.sweepId, sweepId);
+  // The objective is validation.successRate: the best child's is the sweep's.
+  if (best) visible.set(K.validationSuccess, best.value);
+  visible.flush(); // batched with the archive activity
   const archived = await CancellationScope.nonCancellable(() =>
     archiveSweep({ manifest, archiveDir: spec.base.storage.archiveDir }),
   );
@@ -313,4 +332,12 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     });
   }
   return result;
+}
+
+/** The Temporal UI's summary of a sweep child: the sweep, its index and the swept parameters. */
+function childSummary(name: string, index: number, total: number, params: Record<string, unknown>): string {
+  const swept = Object.entries(params)
+    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    .join(', ');
+  return `${name} child ${index + 1}/${total}: ${swept || '(base spec)'}`;
 }
