@@ -130,8 +130,10 @@ describe('validation runners (real local Ray, real payload)', () => {
       checkpointPath: `${checkpointDir}/global_step_4`,
       outPath: join(dir, 'run-payload', 'validation.json'),
     };
+    // The renamed handle (its own submission id) has no token file: it talks to the same cluster.
+    const token = await backend.dashboardToken(handle);
     const byPayload: ValidationResult = await new MockActivityEnvironment().run(
-      createValidate(deps()),
+      createValidate({ ...deps(), rayHead: (url) => new RayDashboardClient(url, token) }),
       input,
     );
     assert.equal(byPayload.runner, 'payload');
