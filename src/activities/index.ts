@@ -13,6 +13,7 @@ import { createProveSharedStorage } from './shared-storage.js';
 import { createSubmitCluster } from './submit.js';
 import { createArchiveSweep } from './sweep-archive.js';
 import { createTeardown } from './teardown.js';
+import { createTrackMlflowParent, createTrackMlflowRun } from './track-mlflow.js';
 import { createTrain } from './train.js';
 import { createValidate } from './validate.js';
 import { createVerify } from './verify.js';
@@ -39,6 +40,8 @@ export function createActivities(deps: ActivityDeps) {
     archiveSweep: createArchiveSweep(),
     latestCompleteCheckpoint: createLatestCompleteCheckpoint(),
     archiveCampaign: createArchiveCampaign(),
+    trackMlflowRun: createTrackMlflowRun(),
+    trackMlflowParent: createTrackMlflowParent(),
   });
 }
 

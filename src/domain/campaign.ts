@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ExperimentSpecSchema } from './experiment.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
 import { CheckpointRecordSchema, StageRecordSchema } from './results.js';
+import { TrackingOutcomeSchema } from './tracking.js';
 
 const PositiveInt = z.number().int().positive();
 
@@ -111,6 +112,8 @@ export const CampaignResultSchema = z.strictObject({
   gpuSeconds: z.number(),
   manifestPath: z.string().optional(),
   historyEventsPerRun: z.array(z.number()),
+  /** The campaign's parent run in the experiment tracker; absent when none is configured. */
+  tracking: TrackingOutcomeSchema.optional(),
 });
 export type CampaignResult = z.infer<typeof CampaignResultSchema>;
 

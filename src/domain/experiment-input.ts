@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ExperimentSpecSchema } from './experiment.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
 import { OutcomeSchema, StageRecordSchema } from './results.js';
+import { TrackingOutcomeSchema } from './tracking.js';
 
 /** Input of the `experiment` workflow: the validated spec plus provenance resolved by the client. */
 export const ExperimentInputSchema = z.strictObject({
@@ -37,6 +38,8 @@ export const ExperimentResultSchema = z.strictObject({
   stages: z.array(StageRecordSchema),
   checkpointDir: z.string(),
   submits: z.number(),
+  /** The run in the experiment tracker (spec `tracking`); absent when none is configured. */
+  tracking: TrackingOutcomeSchema.optional(),
 });
 export type ExperimentResult = z.infer<typeof ExperimentResultSchema>;
 

@@ -4,6 +4,7 @@ import { KubeRaySchema, kuberayIssues } from './kuberay.js';
 import { seedRangeIssues } from './seed-ranges.js';
 import { type SpecIssue, fieldPath } from './spec-error.js';
 import { validationRunnerIssues } from './validation-runner.js';
+import { NotifyTargetSchema, TrackingSchema } from './tracking.js';
 
 export { KubeRaySchema, type KubeRaySettings } from './kuberay.js';
 
@@ -147,6 +148,10 @@ export const ExperimentSpecSchema = z
     }),
     join: JoinSchema.default({ maxResubmits: 2, allReduceSizeMb: 4, minBusBandwidthGbps: 0 }),
     kuberay: KubeRaySchema.optional(),
+    /** An experiment tracker the run is recorded in after archive (src/domain/tracking.ts). */
+    tracking: TrackingSchema.optional(),
+    /** Where a JSON event is posted when the run (campaign, sweep) ends. */
+    notify: z.array(NotifyTargetSchema).optional(),
   })
   .superRefine((spec, ctx) => {
     for (const issue of shapeIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ExperimentSpecSchema } from './experiment.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
+import { TrackingOutcomeSchema } from './tracking.js';
 
 /** A swept value: what a `key=value` override or a scalar spec field can hold. */
 export const ParamValueSchema = z.union([z.string(), z.number(), z.boolean()]);
@@ -152,6 +153,8 @@ export const SweepResultSchema = z.strictObject({
   ranked: z.array(SweepRowSchema),
   manifestPath: z.string().optional(),
   csvPath: z.string().optional(),
+  /** The sweep's parent run in the experiment tracker; absent when none is configured. */
+  tracking: TrackingOutcomeSchema.optional(),
 });
 export type SweepResult = z.infer<typeof SweepResultSchema>;
 

@@ -11,6 +11,7 @@ import type {
 import { ErrorTypes } from '../domain/error-types.js';
 import type { ExperimentResult } from '../domain/experiment-input.js';
 import { workerGpus } from '../domain/experiment.js';
+import type { TrackingOutcome } from '../domain/tracking.js';
 import { ledgerPath, manifestPath, runCheckpointDir } from '../domain/paths.js';
 import { secondsBetween } from './clock.js';
 import { type RunIds, runIds } from './run-ids.js';
@@ -59,6 +60,8 @@ export interface CampaignRun {
   reason?: string;
   failure?: unknown;
   manifestPath?: string;
+  /** The campaign's parent run in the experiment tracker (absent without `tracking` in the spec). */
+  tracking?: TrackingOutcome;
 }
 
 export function newCampaignRun(input: CampaignInput, info: RunIds): CampaignRun {
@@ -232,5 +235,6 @@ export function campaignResult(run: CampaignRun): CampaignResult {
     gpuSeconds: usedGpuSeconds(run),
     manifestPath: run.manifestPath,
     historyEventsPerRun: run.state.historyEventsPerRun,
+    ...(run.tracking ? { tracking: run.tracking } : {}),
   };
 }

@@ -50,6 +50,7 @@ import {
 } from './policies.js';
 import { logStage } from './stage-log.js';
 import { statusQuery } from './status-query.js';
+import { trackParent } from './tracking.js';
 
 type Child = ChildWorkflowHandle<typeof experiment>;
 
@@ -68,6 +69,9 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
   const run = newCampaignRun(input, workflowInfo());
   const child: { current?: Child } = {};
   answerCommandsAndQueries(run, child);
+  const { spec, budgets } = input;
+  // The parent run every attempt nests under (found again after continue-as-new).
+  run.tracking = await trackParent(spec.tracking?.mlflow, 'campaign', spec.name, { ...spec, budgets });
   try {
     for (;;) {
       const latest = await findLatestCheckpoint(run);
@@ -93,6 +97,14 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
     settleFailure(run, err);
   }
   await writeCampaignManifest(run);
+  const ending = {
+    outcome: run.outcome,
+    reason: run.reason,
+    files: run.manifestPath ? [run.manifestPath] : [],
+  };
+  run.tracking =
+    (await trackParent(spec.tracking?.mlflow, 'campaign', spec.name, { ...spec, budgets }, ending)) ??
+    run.tracking;
   return finish(run);
 }
 

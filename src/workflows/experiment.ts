@@ -34,6 +34,7 @@ import {
 } from './experiment-run.js';
 import { outcomeOf, unwrapFailure } from './failure-info.js';
 import { logStage } from './stage-log.js';
+import { trackExperiment } from './tracking.js';
 import {
   HASH_CHECKPOINTS_PATCH,
   allReduceCheck,
@@ -78,6 +79,8 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
   });
   await archiveStage(run);
   await teardownStage(run);
+  // After teardown: a slow or unreachable tracker never keeps a cluster (and its GPUs) waiting.
+  run.tracking = await trackExperiment(run.input.spec.tracking?.mlflow, run.archive.manifestPath);
   return finish(run);
 }
 

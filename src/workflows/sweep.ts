@@ -28,6 +28,7 @@ import { unwrapFailure } from './failure-info.js';
 import { archiveSweep } from './policies.js';
 import { statusQuery } from './status-query.js';
 import { sweepStatusQuery } from './sweep-definitions.js';
+import { trackParent } from './tracking.js';
 
 /** Errors are kept to one line per child: the child's own manifest has the rest. */
 const shortError = (text: string) => text.split('\n')[0]?.slice(0, 300) ?? '';
@@ -74,6 +75,9 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
   });
   setHandler(sweepStatusQuery, status);
   setHandler(statusQuery, () => ({ kind: 'sweep', ...status() }));
+  // The parent run the children nest under; the base spec's `tracking` names the tracker.
+  const mlflow = spec.base.tracking?.mlflow;
+  let tracking = await trackParent(mlflow, 'sweep', spec.name, spec);
 
   function record(outcome: ChildOutcome): void {
     results.push(outcome);
@@ -192,6 +196,8 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
   const archived = await CancellationScope.nonCancellable(() =>
     archiveSweep({ manifest, archiveDir: spec.base.storage.archiveDir }),
   );
+  const files = [archived.manifestPath, archived.csvPath].filter((f): f is string => f !== undefined);
+  tracking = (await trackParent(mlflow, 'sweep', spec.name, spec, { outcome, files })) ?? tracking;
   const result: SweepResult = {
     sweepId,
     total,
@@ -203,6 +209,7 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     ranked,
     manifestPath: archived.manifestPath,
     csvPath: archived.csvPath,
+    ...(tracking ? { tracking } : {}),
   };
   if (cancelled !== undefined) throw cancelled;
   if (stoppedByFailureBudget) {

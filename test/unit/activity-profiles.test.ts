@@ -29,7 +29,15 @@ describe('activity profiles (bound once, in src/workflows/policies.ts)', () => {
     for (const [profile, activities] of Object.entries(byProfile))
       console.log(`${profile.padEnd(12)} ${activities.join(', ')}`);
     assert.deepEqual(byProfile, {
-      quick: ['preflight', 'verify', 'submitCluster', 'archiveSweep', 'archiveCampaign'],
+      quick: [
+        'preflight',
+        'verify',
+        'submitCluster',
+        'archiveSweep',
+        'archiveCampaign',
+        'trackMlflowRun',
+        'trackMlflowParent',
+      ],
       polling: ['awaitAdmission', 'awaitJoin', 'proveSharedStorage', 'allReduceCheck', 'validate'],
       hashing: ['archive', 'latestCompleteCheckpoint', 'hashCheckpoints'],
       longRunning: ['train'],
