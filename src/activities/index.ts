@@ -12,6 +12,7 @@ import { createReapClusters } from './reap.js';
 import { createProveSharedStorage } from './shared-storage.js';
 import { createSubmitCluster } from './submit.js';
 import { createArchiveSweep } from './sweep-archive.js';
+import { createNotify } from './notify.js';
 import { createTeardown } from './teardown.js';
 import { createTrackMlflowParent, createTrackMlflowRun } from './track-mlflow.js';
 import { createTrain } from './train.js';
@@ -42,6 +43,7 @@ export function createActivities(deps: ActivityDeps) {
     archiveCampaign: createArchiveCampaign(),
     trackMlflowRun: createTrackMlflowRun(),
     trackMlflowParent: createTrackMlflowParent(),
+    notify: createNotify(),
   });
 }
 

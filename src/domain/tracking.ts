@@ -27,7 +27,21 @@ export const MlflowTrackingSchema = z.strictObject({
 });
 export type MlflowTracking = z.infer<typeof MlflowTrackingSchema>;
 
-export const TrackingSchema = z.strictObject({ mlflow: MlflowTrackingSchema.optional() });
+/**
+ * W&B through the trainer (`trainer.loggers` includes `wandb`): the project and entity the job's
+ * WANDB_PROJECT/WANDB_ENTITY say. The API key never goes here: see wandbJobEnv.
+ */
+export const WandbTrackingSchema = z.strictObject({
+  project: z.string().min(1).max(128).optional(),
+  entity: z.string().min(1).max(128).optional(),
+  /** WANDB_MODE: `offline` writes the run under the job's wandb dir without network. */
+  mode: z.enum(['online', 'offline']).optional(),
+});
+
+export const TrackingSchema = z.strictObject({
+  mlflow: MlflowTrackingSchema.optional(),
+  wandb: WandbTrackingSchema.optional(),
+});
 export type Tracking = z.infer<typeof TrackingSchema>;
 
 /** The events a notification target can ask for (`notify[].on`). */

@@ -50,7 +50,9 @@ import {
 } from './policies.js';
 import { logStage } from './stage-log.js';
 import { statusQuery } from './status-query.js';
+import { notifyTargets } from './notify.js';
 import { trackParent } from './tracking.js';
+import { ErrorTypes } from '../domain/error-types.js';
 
 type Child = ChildWorkflowHandle<typeof experiment>;
 
@@ -105,6 +107,14 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
   run.tracking =
     (await trackParent(spec.tracking?.mlflow, 'campaign', spec.name, { ...spec, budgets }, ending)) ??
     run.tracking;
+  const stalled = run.failure !== undefined && unwrapFailure(run.failure).type === ErrorTypes.CampaignStalled;
+  const draft = {
+    kind: 'campaign' as const,
+    name: spec.name,
+    reason: run.reason,
+    manifestPath: run.manifestPath,
+  };
+  await notifyTargets(spec.notify, draft, stalled ? 'stalled' : run.outcome);
   return finish(run);
 }
 
@@ -205,6 +215,13 @@ function failIfNoAttemptLeft(run: CampaignRun): void {
 async function waitWhilePaused(run: CampaignRun): Promise<void> {
   run.live.phase = 'paused';
   logStage('paused', run.state.attempts.length);
+  const n = run.state.attempts.length;
+  const reason = `paused after attempt ${n} (checkpoint step ${run.state.latestCheckpointStep}); resume with: campaign resume <id>`;
+  await notifyTargets(
+    run.input.spec.notify,
+    { kind: 'campaign', name: run.input.spec.name, reason, sequence: n },
+    'paused',
+  );
   await condition(() => !run.state.paused);
 }
 

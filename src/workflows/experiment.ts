@@ -34,7 +34,8 @@ import {
 } from './experiment-run.js';
 import { outcomeOf, unwrapFailure } from './failure-info.js';
 import { logStage } from './stage-log.js';
-import { trackExperiment } from './tracking.js';
+import { notifyTargets } from './notify.js';
+import { trackExperiment, wandbIds } from './tracking.js';
 import {
   HASH_CHECKPOINTS_PATCH,
   allReduceCheck,
@@ -81,6 +82,8 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
   await teardownStage(run);
   // After teardown: a slow or unreachable tracker never keeps a cluster (and its GPUs) waiting.
   run.tracking = await trackExperiment(run.input.spec.tracking?.mlflow, run.archive.manifestPath);
+  // A campaign's attempt or a sweep's child: the parent tells how the whole thing ended.
+  if (!workflowInfo().parent) await notifyEnding(run);
   return finish(run);
 }
 
@@ -254,7 +257,13 @@ async function trainStage(run: ExperimentRun): Promise<boolean> {
     }
     const result = await trainScope.run(() =>
       stage(run, 'train', () =>
-        train({ spec, handle: cluster, checkpointDir: run.checkpointDir, resume: run.resume }),
+        train({
+          spec,
+          handle: cluster,
+          checkpointDir: run.checkpointDir,
+          resume: run.resume,
+          ...wandbIds(run.input),
+        }),
       ),
     );
     run.finalStep = result.finalStep;
@@ -339,6 +348,17 @@ async function teardownStage(run: ExperimentRun): Promise<void> {
   }
   run.status.stage = 'done';
   logStage('done', run.status.attempt, { outcome: run.outcome });
+}
+
+async function notifyEnding(run: ExperimentRun): Promise<void> {
+  const outcome = run.outcome ?? 'failed';
+  const reason = run.failure !== undefined ? unwrapFailure(run.failure).message : run.training.error;
+  const { name, notify } = run.input.spec;
+  await notifyTargets(
+    notify,
+    { kind: 'experiment', name, reason, manifestPath: run.archive.manifestPath },
+    outcome,
+  );
 }
 
 /** Teardown, never cancelled (the user's cancel must not leave a cluster behind). */

@@ -37,6 +37,7 @@ export const activityProfiles = {
   archiveCampaign: 'quick',
   trackMlflowRun: 'quick',
   trackMlflowParent: 'quick',
+  notify: 'quick',
   awaitAdmission: 'polling',
   awaitJoin: 'polling',
   proveSharedStorage: 'polling',
@@ -68,6 +69,7 @@ export const {
   archiveCampaign,
   trackMlflowRun,
   trackMlflowParent,
+  notify,
 } = bind('quick');
 export const { awaitAdmission, awaitJoin, proveSharedStorage, allReduceCheck, validate } = bind('polling');
 export const { archive, latestCompleteCheckpoint, hashCheckpoints } = bind('hashing');
@@ -76,6 +78,9 @@ export const { teardown, reapClusters } = bind('cleanup');
 
 /** Workflows started before experiment tracking replay without it (experiment, campaign, sweep). */
 export const MLFLOW_TRACKING_PATCH = 'mlflow-tracking';
+
+/** Workflows started before notifications replay without them. */
+export const NOTIFY_PATCH = 'notify';
 
 /** Workflows started before hashing became its own activity replay without it. */
 export const HASH_CHECKPOINTS_PATCH = 'hash-checkpoints-activity';

@@ -28,6 +28,7 @@ import { unwrapFailure } from './failure-info.js';
 import { archiveSweep } from './policies.js';
 import { statusQuery } from './status-query.js';
 import { sweepStatusQuery } from './sweep-definitions.js';
+import { notifyTargets } from './notify.js';
 import { trackParent } from './tracking.js';
 
 /** Errors are kept to one line per child: the child's own manifest has the rest. */
@@ -211,6 +212,15 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     csvPath: archived.csvPath,
     ...(tracking ? { tracking } : {}),
   };
+  const event = stoppedByFailureBudget ? 'failureBudgetExhausted' : outcome;
+  const reason = stoppedByFailureBudget
+    ? `${failed} children failed (failureBudget ${spec.failureBudget})`
+    : `${counts.succeeded} of ${total} children succeeded`;
+  await notifyTargets(
+    spec.base.notify,
+    { kind: 'sweep', name: spec.name, reason, manifestPath: archived.manifestPath },
+    event,
+  );
   if (cancelled !== undefined) throw cancelled;
   if (stoppedByFailureBudget) {
     throw ApplicationFailure.create({

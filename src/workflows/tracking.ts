@@ -1,5 +1,7 @@
 import { CancellationScope, patched, workflowInfo } from '@temporalio/workflow';
+import type { ExperimentInput } from '../domain/experiment-input.js';
 import type { MlflowTracking, TrackingOutcome } from '../domain/tracking.js';
+import type { WandbIds } from '../domain/wandb-env.js';
 import { unwrapFailure } from './failure-info.js';
 import { MLFLOW_TRACKING_PATCH, trackMlflowParent, trackMlflowRun } from './policies.js';
 
@@ -64,4 +66,19 @@ export async function trackParent(
       ending,
     }),
   );
+}
+
+/**
+ * Whose W&B run the training job writes, for the train activity (only when trainer.loggers has
+ * wandb, so other runs' activity inputs stay as they were). A campaign's attempts are the ones
+ * given the campaign's shared checkpointDir: they continue the campaign's run; a sweep's children
+ * are grouped by the sweep id.
+ */
+export function wandbIds(input: ExperimentInput): { wandb?: WandbIds } {
+  if (!input.spec.trainer.loggers.includes('wandb')) return {};
+  const { workflowId, parent } = workflowInfo();
+  if (!parent) return { wandb: { workflowId } };
+  return input.checkpointDir !== undefined
+    ? { wandb: { workflowId, campaignId: parent.workflowId } }
+    : { wandb: { workflowId, sweepId: parent.workflowId } };
 }

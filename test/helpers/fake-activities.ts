@@ -61,6 +61,7 @@ export function fakeActivities(overrides: Partial<Activities> = {}) {
     // Stand-ins for the tracker (the real activity is tested against a real mlflow server).
     trackMlflowRun: async ({ mlflow }) => fakeTracked(mlflow.uri),
     trackMlflowParent: async ({ mlflow }) => fakeTracked(mlflow.uri),
+    notify: async () => ({ status: 200, idempotencyKey: 'fake' }),
   };
   const merged = { ...base, ...overrides };
   const recorded = Object.fromEntries(

@@ -37,6 +37,7 @@ describe('activity profiles (bound once, in src/workflows/policies.ts)', () => {
         'archiveCampaign',
         'trackMlflowRun',
         'trackMlflowParent',
+        'notify',
       ],
       polling: ['awaitAdmission', 'awaitJoin', 'proveSharedStorage', 'allReduceCheck', 'validate'],
       hashing: ['archive', 'latestCompleteCheckpoint', 'hashCheckpoints'],
