@@ -75,7 +75,8 @@ export async function trackParent(
  * are grouped by the sweep id.
  */
 export function wandbIds(input: ExperimentInput): { wandb?: WandbIds } {
-  if (!input.spec.trainer.loggers.includes('wandb')) return {};
+  // Histories recorded before `loggers` existed carry specs without it (inputs are not re-parsed).
+  if (!(input.spec.trainer.loggers as string[] | undefined)?.includes('wandb')) return {};
   const { workflowId, parent } = workflowInfo();
   if (!parent) return { wandb: { workflowId } };
   return input.checkpointDir !== undefined

@@ -67,6 +67,9 @@ async function worker(taskQueue: string, activities: Activities) {
   return Worker.create({
     connection: env.nativeConnection,
     taskQueue,
+    // No workflow cache: every workflow task replays the whole history (as after a worker restart),
+    // and no sticky queue ties the workflow to a worker that has stopped.
+    maxCachedWorkflows: 0,
     workflowBundle: await workflowBundle(),
     activities,
   });
@@ -145,7 +148,7 @@ describe('notifications (local HTTP receiver, time-skipping Temporal, stand-in a
         await handle.executeUpdate(pauseUpdate);
         await until('the paused event', () => receiver.delivered('/campaign').length === 1);
       });
-      // A fresh worker replays the whole history (no cache): the recorded notify is not run again.
+      // A second worker (the first has stopped) replays the whole history: the recorded notify is not run again.
       const second = await worker(taskQueue, withRealNotify(world.overrides).activities);
       await second.runUntil(async () => {
         await handle.executeUpdate(resumeUpdate);
