@@ -29,7 +29,7 @@ try {
     { concurrency },
   );
   const started = Date.now();
-  const { result, runs } = await worker.runUntil(async () => {
+  const { result, runs, childEvents } = await worker.runUntil(async () => {
     const handle = await env.client.workflow.start<typeof sweep>('sweep', {
       taskQueue: 'bench-sweep',
       workflowId: `bench-sweep-${process.pid}`,
@@ -50,7 +50,16 @@ try {
       });
       runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
     }
-    return { result, runs };
+    // Each child's own history (an experiment on stand-in activities): the first, middle and last.
+    const picks = [0, Math.floor(result.ranked.length / 2), result.ranked.length - 1];
+    const childEvents: number[] = [];
+    for (const i of new Set(picks)) {
+      const child = result.ranked[i];
+      if (!child) continue;
+      const history = await env.client.workflow.getHandle(child.workflowId).fetchHistory();
+      childEvents.push(history.events?.length ?? 0);
+    }
+    return { result, runs, childEvents };
   });
   const seconds = (Date.now() - started) / 1000;
   console.log(
@@ -61,6 +70,11 @@ try {
   );
   console.log(
     `runs ${runs.length}: ${runs.map((r, i) => `#${i + 1} ${r.events} events${r.bytes ? ` / ${(r.bytes / 1024).toFixed(0)} KiB` : ''}`).join(', ')}; total ${runs.reduce((n, r) => n + r.events, 0)} events`,
+  );
+  const parentPerChild = runs.reduce((n, r) => n + r.events, 0) / result.total;
+  const childMax = Math.max(...childEvents);
+  console.log(
+    `history events per child: ${(parentPerChild + childMax).toFixed(1)} (the sweep's ${parentPerChild.toFixed(1)} + the child's own ${childMax}; children sampled: ${childEvents.join(', ')})`,
   );
 } finally {
   await env.teardown();

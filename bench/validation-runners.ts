@@ -32,7 +32,7 @@ const backend = new LocalBackend({
 });
 const deps: ActivityDeps = {
   backends: { local: backend },
-  rayHead: (url) => new RayDashboardClient(url),
+  rayHead: (url, token) => new RayDashboardClient(url, token),
   reportProgress: async () => undefined,
   workflowStatus: async () => undefined,
   pollIntervalMs: 250,

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # The README's main command: set up, then run the embedded default end to end (Temporal dev server
-# from the venv, a worker in-process, a local Ray cluster, the Sokoban payload).
+# from the venv, a worker in-process, a local Ray cluster, the Sokoban payload). It runs the built
+# CLI (compiled JavaScript, prebuilt workflow bundle: bin/ragen-orchestrator.js picks dist/ when it
+# is newer than every source), building it first when a source file changed since the last build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec npx tsx src/cli.ts run --embedded "${1:-examples/sokoban-local.yaml}"
+if [ ! -f dist/cli.js ] || [ -n "$(find src -newer dist/cli.js -print -quit)" ]; then
+  nice -n 5 npm run build --silent
+fi
+exec node bin/ragen-orchestrator.js run --embedded "${1:-examples/sokoban-local.yaml}"

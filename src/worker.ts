@@ -24,7 +24,7 @@ export function activityDeps(
 ): ActivityDeps {
   return {
     backends: createBackends(config, logger),
-    rayHead: (url) => new RayDashboardClient(url),
+    rayHead: (url, token) => new RayDashboardClient(url, token),
     reportProgress: signalProgress(client),
     workflowStatus: describeWorkflowStatus(client),
     imageRegistry: new RegistryClient({ dockerConfigPath: config.dockerConfigPath }),

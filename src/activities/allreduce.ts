@@ -9,6 +9,7 @@ import { submissionId } from '../domain/naming.js';
 import { allReduceResultsPath } from '../domain/paths.js';
 import { AllReduceResultSchema, type AllReduceResult } from '../domain/results.js';
 import { backendOf } from './backend-of.js';
+import { rayHeadOf } from './ray-head-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { probeImportFailure } from './probe-import.js';
@@ -33,7 +34,7 @@ export function createAllReduceCheck(deps: ActivityDeps) {
   }): Promise<AllReduceResult> {
     const { spec, handle } = input;
     const backend = backendOf(deps, spec.backend);
-    const dashboard = deps.rayHead(handle.dashboardUrl ?? '');
+    const dashboard = await rayHeadOf(deps, handle);
     const pkg = await buildPyModulesPackage(deps.probesDir ?? join(REPO_ROOT, 'probes'), PROBE_PACKAGE);
     await ensurePackageUploaded(dashboard, pkg);
     const outPath = allReduceResultsPath(input.runDir, handle.name);

@@ -1,6 +1,9 @@
 import { ErrorTypes } from '../domain/error-types.js';
 import { ManifestSchema, type Manifest, type ManifestDraft } from '../domain/manifest.js';
-import { manifestPath } from '../domain/paths.js';
+import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { MetricsSummarySchema, type MetricsSummary } from '../domain/metrics-series.js';
+import { manifestPath, metricsSummaryPath } from '../domain/paths.js';
 import type { CheckpointRecord } from '../domain/results.js';
 import { checkpointSteps, hashCheckpoint, readTracker } from './checkpoints.js';
 import { permanent } from './failures.js';
@@ -32,15 +35,17 @@ export function createArchive() {
       for (const step of steps)
         checkpoints.push(await hashCheckpoint(draft.checkpointDir, step, heartbeatPerFile(step)));
     }
+    const path = manifestPath(input.archiveDir, draft.experiment, draft.temporal.workflowId);
+    const metrics = await readMetricsSummary(dirname(path));
     // writtenAt is fixed by the workflow's stage record, so a retry produces the same bytes.
     const manifest: Manifest = ManifestSchema.parse({
       schemaVersion: 1,
       ...draft,
+      ...(metrics ? { metrics } : {}),
       checkpoints,
       writtenAt: draft.stages.at(-1)?.startedAt ?? '',
     });
     const text = `${JSON.stringify(manifest, null, 2)}\n`;
-    const path = manifestPath(input.archiveDir, draft.experiment, draft.temporal.workflowId);
     const { sha256, existing } = await writeOnce(path, text); // never overwrite a manifest
     if (existing)
       throw permanent(
@@ -49,4 +54,16 @@ export function createArchive() {
       );
     return { manifestPath: path, sha256, checkpoints: checkpoints.length };
   };
+}
+
+/** The train activity's summary of the trainer's metrics next to the manifest; none when it never trained. */
+async function readMetricsSummary(runDir: string): Promise<MetricsSummary | undefined> {
+  let text: string;
+  try {
+    text = await readFile(metricsSummaryPath(runDir), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const parsed = MetricsSummarySchema.safeParse(JSON.parse(text));
+  return parsed.success && Object.keys(parsed.data).length > 0 ? parsed.data : undefined;
 }

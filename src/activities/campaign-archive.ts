@@ -31,6 +31,7 @@ export function createArchiveCampaign() {
       attempts,
       checkpoints: ledger.checkpoints.map((c) => ({ step: c.step, sha256: c.sha256 })),
       untrusted: input.untrusted,
+      ...(ledger.deleted?.length ? { deleted: ledger.deleted } : {}),
     });
     const path = campaignManifestPath(input.archiveDir, draft.experiment, draft.campaign);
     const { sha256, existing } = await writeOnce(path, `${JSON.stringify(manifest, null, 2)}\n`);

@@ -1,18 +1,51 @@
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join, relative } from 'node:path';
+import { ErrorTypes } from '../domain/error-types.js';
+import { permanent } from './failures.js';
 import { CheckpointLedgerSchema, type CheckpointLedger, type LatestCheckpoint } from '../domain/campaign.js';
 import type { CheckpointRecord } from '../domain/results.js';
 import { checkpointSteps, filesUnder, hashCheckpoint, readTracker } from './checkpoints.js';
 import { heartbeatPerFile } from './heartbeat-loop.js';
 
-export async function readLedger(path: string): Promise<CheckpointLedger> {
+/**
+ * The campaign's ledger, validated: empty when there is none; a corrupt one, or (with
+ * `checkpointDir`) one naming checkpoints outside this campaign's directory, is a permanent
+ * StateFileInvalid error naming the file, which is left as it is (never rewritten, never trusted).
+ */
+export async function readLedger(path: string, checkpointDir?: string): Promise<CheckpointLedger> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch {
     return { checkpoints: [] };
   }
-  return CheckpointLedgerSchema.parse(JSON.parse(text));
+  const refuse = (why: string) =>
+    permanent(
+      ErrorTypes.StateFileInvalid,
+      `campaign ledger ${path} ${why}; it was left as it is and no checkpoint was resumed from it: restore it, or move it aside to have the checkpoints hashed again`,
+    );
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw refuse(`is not JSON (${(err as Error).message})`);
+  }
+  const parsed = CheckpointLedgerSchema.safeParse(json);
+  if (!parsed.success)
+    throw refuse(
+      `is not a checkpoint ledger (${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')})`,
+    );
+  if (checkpointDir !== undefined) {
+    const foreign = parsed.data.checkpoints.find((c) => {
+      const rel = relative(checkpointDir, c.path);
+      return !rel || rel.startsWith('..') || isAbsolute(rel);
+    });
+    if (foreign)
+      throw refuse(
+        `names checkpoint ${foreign.path}, outside this campaign's checkpoint dir ${checkpointDir}`,
+      );
+  }
+  return parsed.data;
 }
 
 /** The ledger only grows: an entry, once written, keeps the hash it had when first seen. */
@@ -61,7 +94,7 @@ export function createLatestCompleteCheckpoint() {
     ledgerPath: string;
     now: string;
   }): Promise<LatestCheckpoint> {
-    const ledger = await readLedger(input.ledgerPath);
+    const ledger = await readLedger(input.ledgerPath, input.checkpointDir);
     const tracker = await readTracker(input.checkpointDir);
     const present = new Set(await checkpointSteps(input.checkpointDir));
     const known = new Map(ledger.checkpoints.map((c) => [c.step, c]));
@@ -83,7 +116,9 @@ export function createLatestCompleteCheckpoint() {
     }
     const untrusted: LatestCheckpoint['untrusted'] = [];
     let latest: LatestCheckpoint['latest'];
+    const deleted = new Set((ledger.deleted ?? []).map((d) => d.step));
     for (const entry of [...ledger.checkpoints].reverse()) {
+      if (!present.has(entry.step) && deleted.has(entry.step)) continue; // removed by storage.retain
       if (!present.has(entry.step)) {
         untrusted.push({ step: entry.step, reason: `${entry.path} is gone` });
         continue;

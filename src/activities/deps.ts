@@ -9,8 +9,8 @@ export interface ActivityDeps {
   backends: Partial<Record<'local' | 'kuberay', ComputeBackend>>;
   /** Signal the owning workflow with progress (throttled by the caller). */
   reportProgress(workflowId: string, progress: Progress): Promise<void>;
-  /** The Ray head's HTTP API at a dashboard URL (jobs, nodes, version). */
-  rayHead(dashboardUrl: string): RayHeadApi;
+  /** The Ray head's HTTP API at a dashboard URL (jobs, nodes, version), with the cluster's auth token. */
+  rayHead(dashboardUrl: string, token?: string): RayHeadApi;
   /** The state of a workflow by id (latest run); undefined when no such workflow exists. */
   workflowStatus(workflowId: string): Promise<{ status: string; closeTime?: string } | undefined>;
   /** Reads an image's manifest and config from its registry (verify); the default reads the Docker config from the environment. */

@@ -42,7 +42,7 @@ export interface HashCheckpointsResult {
 export function createHashCheckpoints() {
   return async function hashCheckpoints(input: HashCheckpointsInput): Promise<HashCheckpointsResult> {
     const ctx = Context.current();
-    const ledger = await readLedger(input.ledgerPath);
+    const ledger = await readLedger(input.ledgerPath, input.checkpointDir);
     const tracker = await readTracker(input.checkpointDir);
     const known = new Set(ledger.checkpoints.map((c) => c.step));
     const todo = (await checkpointSteps(input.checkpointDir)).filter(

@@ -3,6 +3,7 @@ import { createAllReduceCheck } from './allreduce.js';
 import { createArchive } from './archive.js';
 import { createArchiveCampaign } from './campaign-archive.js';
 import { createLatestCompleteCheckpoint } from './campaign-checkpoints.js';
+import { createApplyCheckpointRetention } from './checkpoint-retention.js';
 import type { ActivityDeps } from './deps.js';
 import { mapFailuresAtBoundary } from './failures.js';
 import { createHashCheckpoints } from './hash-checkpoints.js';
@@ -44,6 +45,7 @@ export function createActivities(deps: ActivityDeps) {
     trackMlflowRun: createTrackMlflowRun(),
     trackMlflowParent: createTrackMlflowParent(),
     notify: createNotify(),
+    applyCheckpointRetention: createApplyCheckpointRetention(),
   });
 }
 

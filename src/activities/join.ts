@@ -8,6 +8,7 @@ import { backendOf } from './backend-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { heartbeatAndWait, workflowIdOfActivity } from './heartbeat-loop.js';
+import { pollDelays } from './poll-schedule.js';
 
 export interface JoinResult {
   nodes: RayNode[];
@@ -17,7 +18,8 @@ export interface JoinResult {
 }
 
 /**
- * Stage 4a. Poll until every worker node joined Ray and Ray registers the requested GPUs.
+ * Stage 4a. Poll until every worker node joined Ray and Ray registers the requested GPUs (every
+ * 250 ms at first: the cluster is usually ready at once or within seconds; see pollDelays).
  * Heartbeat: {nodesAlive, gpusRegistered}. The join deadline is a workflow timer that cancels this
  * activity; a cluster that cannot become ready fails it at once (ClusterLost, the workflow resubmits).
  * Then the head's Ray version must equal rayVersion (the authoritative version check).
@@ -33,6 +35,7 @@ export function createAwaitJoin(deps: ActivityDeps) {
     const wantGpus = spec.trainer.nnodes * spec.trainer.nGpusPerNode;
     const workflowId = workflowIdOfActivity();
     let reported = -1;
+    const nextDelay = pollDelays(deps.pollIntervalMs);
     for (;;) {
       const status = await backend.describeCluster(handle);
       if (status.phase === 'failed' || status.phase === 'gone') {
@@ -73,7 +76,7 @@ export function createAwaitJoin(deps: ActivityDeps) {
           headRayVersion: status.headRayVersion,
         };
       }
-      await heartbeatAndWait(beat, deps.pollIntervalMs);
+      await heartbeatAndWait(beat, nextDelay());
     }
   };
 }

@@ -1,6 +1,7 @@
 import { CancelledFailure } from '@temporalio/common';
 import { type RayHeadApi, type RayJobInfo, TERMINAL_JOB_STATES } from '../backends/ray/dashboard-client.js';
 import { heartbeatAndWait } from './heartbeat-loop.js';
+import { pollDelays } from './poll-schedule.js';
 
 /** Run `poll`; if the activity is cancelled meanwhile, stop the job before the cancellation propagates. */
 export async function stoppingJobOnCancel<T>(
@@ -27,12 +28,15 @@ export async function runRayJob(
   options: { pollIntervalMs: number; env?: Record<string, string>; pyModules?: readonly string[] },
 ): Promise<{ job: RayJobInfo; logs: string }> {
   await dashboard.submitJob(submissionId, entrypoint, options.env ?? {}, options.pyModules);
+  // Probe and validation jobs take seconds: short polls first, so the cluster does not sit idle
+  // for most of a poll interval after the job ended (each poll is one small GET of the job's state).
+  const nextDelay = pollDelays(options.pollIntervalMs);
   return stoppingJobOnCancel(dashboard, submissionId, async () => {
     for (;;) {
       const job = await dashboard.job(submissionId);
       if (job && TERMINAL_JOB_STATES.has(job.status))
         return { job, logs: await dashboard.jobLogs(submissionId) };
-      await heartbeatAndWait({ submissionId, status: job?.status ?? 'UNKNOWN' }, options.pollIntervalMs);
+      await heartbeatAndWait({ submissionId, status: job?.status ?? 'UNKNOWN' }, nextDelay());
     }
   });
 }

@@ -8,6 +8,7 @@ import { type ExperimentSpec, workerNodes } from '../domain/experiment.js';
 import { submissionId } from '../domain/naming.js';
 import { judgeStorageProbe, type ProbeReport, storageProbeArgv } from '../domain/storage-probe.js';
 import { backendOf } from './backend-of.js';
+import { rayHeadOf } from './ray-head-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { logTail, runRayJob } from './ray-job.js';
@@ -37,7 +38,7 @@ export function createProveSharedStorage(deps: ActivityDeps) {
       .slice(0, 32);
     await mkdir(probeDir, { recursive: true });
     await writeFile(join(probeDir, 'nonce'), nonce);
-    const dashboard = deps.rayHead(handle.dashboardUrl ?? '');
+    const dashboard = await rayHeadOf(deps, handle);
     const argv = backend.resolveArgv(storageProbeArgv(probeDir, nonce));
     const { job, logs } = await runRayJob(dashboard, submissionId(handle.name, 'storage'), shellQuote(argv), {
       pollIntervalMs: deps.pollIntervalMs,

@@ -1,3 +1,7 @@
+import { isFailureEvidence } from '../domain/job-exit.js';
+import { addPoint, emptySeries, updateSummary } from '../domain/metrics-downsample.js';
+import type { MetricsSeries, MetricsSummary } from '../domain/metrics-series.js';
+
 /**
  * Parse verl's console lines `step:N - key:value - …` (contract §1.5): a Ray log prefix such as
  * `(TaskRunner pid=…)` may precede them, and numpy 2 prints values as `np.float64(x)`.
@@ -28,20 +32,66 @@ export interface TrainLogSummary {
   earlyStopped: string[];
 }
 
-export function summarizeTrainLog(logs: string): TrainLogSummary {
-  let lastStep = 0;
-  let lastMetrics: Record<string, number> = {};
-  const earlyStopped = new Set<string>();
-  for (const line of logs.split('\n')) {
+/** Lines kept for a failed job's message and classification. */
+const TAIL_LINES = 60;
+const EVIDENCE_LINES = 20;
+
+/**
+ * What the train activity knows from the log so far: plain JSON, so it is saved next to the log
+ * copy and a retried activity continues from it instead of parsing the log again.
+ */
+export interface TrainLogState extends TrainLogSummary {
+  /** Lines classifyJobFailure reads (disk full, config or resource errors), from anywhere in the log. */
+  evidence: string[];
+  /** The last lines, for a failed job's message. */
+  tail: string[];
+  series: MetricsSeries;
+  summary: MetricsSummary;
+}
+
+export function emptyTrainLogState(maxPoints?: number): TrainLogState {
+  return {
+    lastStep: 0,
+    lastMetrics: {},
+    earlyStopped: [],
+    evidence: [],
+    tail: [],
+    series: emptySeries(maxPoints),
+    summary: {},
+  };
+}
+
+/** Fold whole log lines into the state (mutates it): one pass over new lines only. */
+export function feedTrainLog(state: TrainLogState, lines: string): void {
+  const list = lines.split('\n');
+  if (list.at(-1) === '') list.pop();
+  for (const line of list) {
+    if (state.evidence.length < EVIDENCE_LINES && isFailureEvidence(line)) state.evidence.push(line);
     const parsed = parseStepLine(line);
     if (!parsed) continue;
-    if (parsed.step >= lastStep) {
-      lastStep = parsed.step;
-      lastMetrics = parsed.metrics;
+    if (parsed.step >= state.lastStep) {
+      state.lastStep = parsed.step;
+      state.lastMetrics = parsed.metrics;
+    }
+    if (Object.keys(parsed.metrics).length > 0) {
+      state.series = addPoint(state.series, { step: parsed.step, values: parsed.metrics });
+      state.summary = updateSummary(state.summary, parsed.step, parsed.metrics);
     }
     // RAGEN logs the rule that fired as 1.0 (contract §1.6); a 0 would mean it did not fire.
     for (const [key, value] of Object.entries(parsed.metrics))
-      if (key.startsWith('early_stopped/') && value > 0) earlyStopped.add(key);
+      if (key.startsWith('early_stopped/') && value > 0 && !state.earlyStopped.includes(key))
+        state.earlyStopped.push(key);
   }
-  return { lastStep, lastMetrics, earlyStopped: [...earlyStopped] };
+  state.tail = [...state.tail, ...list.slice(-TAIL_LINES)].slice(-TAIL_LINES);
+}
+
+/** What classifyJobFailure and a failure message read: the evidence lines, then the last lines. */
+export function failureText(state: TrainLogState): string {
+  return [...state.evidence, ...state.tail].join('\n');
+}
+
+export function summarizeTrainLog(logs: string): TrainLogSummary {
+  const state = emptyTrainLogState();
+  feedTrainLog(state, logs);
+  return { lastStep: state.lastStep, lastMetrics: state.lastMetrics, earlyStopped: state.earlyStopped };
 }

@@ -8,16 +8,20 @@ import { ErrorTypes } from '../domain/error-types.js';
 import { type ExperimentSpec, workerNodes } from '../domain/experiment.js';
 import { classifyJobFailure } from '../domain/job-exit.js';
 import { submissionId } from '../domain/naming.js';
-import { checkpointPath, metricsPath } from '../domain/paths.js';
+import { checkpointPath, metricsPath, runArchiveDir } from '../domain/paths.js';
 import type { TrainHeartbeat } from '../domain/progress.js';
 import { backendOf } from './backend-of.js';
+import { rayHeadOf } from './ray-head-of.js';
 import { checkpointSpaceWarning, expectedSaves } from '../domain/checkpoint-space.js';
 import { filesUnder, readTracker } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { heartbeatAndWait, previousDetails, workflowIdOfActivity } from './heartbeat-loop.js';
-import { logTail, stoppingJobOnCancel } from './ray-job.js';
-import { summarizeTrainLog } from './train-log.js';
+import { JobLogReader } from './job-log-reader.js';
+import { stoppingJobOnCancel } from './ray-job.js';
+import { failureText, feedTrainLog } from './train-log.js';
+import { TrainLogStore } from './train-log-store.js';
+import { validationReporter } from './validation-reports.js';
 
 const PROGRESS_REPORT_INTERVAL_MS = 10_000;
 
@@ -28,6 +32,8 @@ export interface TrainInput {
   resume: ResumeFrom;
   /** Whose W&B run this is (when trainer.loggers includes wandb): see wandbJobEnv. */
   wandb?: WandbIds;
+  /** Signal the workflow once per in-loop validation with its `val-env/...` metrics (a sweep's scheduler). */
+  reportValidations?: boolean;
 }
 
 export interface TrainResult {
@@ -84,7 +90,7 @@ export function createTrain(deps: ActivityDeps) {
   return async function train(input: TrainInput): Promise<TrainResult> {
     const { spec, handle, checkpointDir } = input;
     const backend = backendOf(deps, spec.backend);
-    const dashboard = deps.rayHead(handle.dashboardUrl ?? '');
+    const dashboard = await rayHeadOf(deps, handle);
     const argv = backend.resolveArgv(trainArgv(spec, checkpointDir, input.resume));
     const id = submissionId(handle.name, 'train');
     const before = previousDetails<TrainHeartbeat>();
@@ -103,9 +109,22 @@ export function createTrain(deps: ActivityDeps) {
     let lastReportAt = 0;
     let spaceChecked = false;
     const wantWorkers = workerNodes(spec);
+    // The driver log is followed (each byte once) and copied next to the manifest (`logs` reads the
+    // copy); the parse state is saved there too, so a retry parses only what the copy lacks.
+    const store = await TrainLogStore.open(runArchiveDir(spec.storage, spec.name, workflowId), handle.name);
+    const summary = store.state;
+    const reader = await JobLogReader.resume(dashboard, id, store.logPath);
+    const validations = input.reportValidations ? validationReporter(startStep) : undefined;
     const readJob = async (submission: string) => {
       const job = await dashboard.job(submission);
-      return { job, logs: job ? await dashboard.jobLogs(submission) : '' };
+      if (job) {
+        const terminal = job.status === 'SUCCEEDED' || job.status === 'FAILED' || job.status === 'STOPPED';
+        const { lines } = await reader.poll(job.driverNodeId, { final: terminal });
+        feedTrainLog(summary, lines);
+        for (const validation of validations?.newValidations(lines) ?? [])
+          await deps.reportProgress(workflowId, { validation }).catch(() => undefined);
+      }
+      return { job };
     };
     const env: Record<string, string> = {};
     if ((spec.trainer.loggers as string[] | undefined)?.includes('file')) {
@@ -118,9 +137,9 @@ export function createTrain(deps: ActivityDeps) {
     if (env.WANDB_RUN_ID && spec.backend === 'local' && process.env.WANDB_API_KEY)
       env.WANDB_API_KEY = process.env.WANDB_API_KEY;
     await dashboard.submitJob(id, shellQuote(argv), env);
-    return stoppingJobOnCancel(dashboard, id, async () => {
+    const poll = async (): Promise<TrainResult> => {
       for (;;) {
-        const { job, logs } = await readJob(id).catch(async (err: unknown) => {
+        const { job } = await readJob(id).catch(async (err: unknown) => {
           // The head not answering may mean the cluster itself is gone (deleted by someone else):
           // say so and stop, rather than retry against a cluster that will not come back.
           const status = await backend.describeCluster(handle);
@@ -138,10 +157,10 @@ export function createTrain(deps: ActivityDeps) {
             ErrorTypes.ClusterLost,
             `training job ${id} no longer exists on ${handle.name}: the cluster was replaced or lost`,
           );
-        const summary = summarizeTrainLog(logs);
         const checkpoint = (await readTracker(checkpointDir)) ?? beat.lastCheckpointStep;
         if (summary.lastStep > beat.step || checkpoint > beat.lastCheckpointStep) {
           const newCheckpoint = checkpoint > beat.lastCheckpointStep;
+          if (newCheckpoint) await store.save(reader.bytesCopied);
           if (newCheckpoint && !spaceChecked) {
             spaceChecked = true;
             await warnIfCheckpointsWillNotFit(spec, checkpointDir, checkpoint);
@@ -184,21 +203,21 @@ export function createTrain(deps: ActivityDeps) {
           return result;
         }
         if (job.status === 'FAILED') {
-          const failure = classifyJobFailure(job.driverExitCode, logs);
+          const failure = classifyJobFailure(job.driverExitCode, failureText(summary));
           const disk =
             failure.type === ErrorTypes.CheckpointDiskFull
               ? `; ${formatGb(await freeBytes(checkpointDir))} free on ${checkpointDir} now`
               : '';
           throw permanent(
             failure.type,
-            `training job ${id} failed at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${failure.reason}${disk}. ${job.message}\n${logTail(logs)}`,
+            `training job ${id} failed at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${failure.reason}${disk}. ${job.message}\n${summary.tail.slice(-30).join('\n')}`,
             beat,
           );
         }
         if (job.status === 'STOPPED') {
           throw permanent(
             ErrorTypes.TrainingFailed,
-            `training job ${id} was STOPPED at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${job.message}\n${logTail(logs)}`,
+            `training job ${id} was STOPPED at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${job.message}\n${summary.tail.slice(-30).join('\n')}`,
             beat,
           );
         }
@@ -238,6 +257,17 @@ export function createTrain(deps: ActivityDeps) {
           );
         }
         await heartbeatAndWait(beat, deps.pollIntervalMs);
+      }
+    };
+    return stoppingJobOnCancel(dashboard, id, async () => {
+      try {
+        return await poll();
+      } finally {
+        reader.close();
+        // The series and summary at the end, whatever the end (the archive's summary reads them).
+        await store.save(reader.bytesCopied).catch((err: unknown) => {
+          Context.current().log.warn(`could not save the metrics series: ${(err as Error).message}`);
+        });
       }
     });
   };

@@ -9,6 +9,7 @@ import type { ValidationResult } from '../domain/results.js';
 import { validationSeeds } from '../domain/seed-ranges.js';
 import { trainerValidationArgv } from '../domain/validation-argv.js';
 import { backendOf } from './backend-of.js';
+import { rayHeadOf } from './ray-head-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { logTail, runRayJob } from './ray-job.js';
@@ -37,7 +38,7 @@ export async function validateWithTrainer(
   const argv = backendOf(deps, spec.backend).resolveArgv(
     trainerValidationArgv(spec, checkpointPath, join(dirname(outPath), 'validation-trainer')),
   );
-  const dashboard = deps.rayHead(handle.dashboardUrl ?? '');
+  const dashboard = await rayHeadOf(deps, handle);
   const { job, logs } = await runRayJob(dashboard, submissionId(handle.name, 'validate'), shellQuote(argv), {
     pollIntervalMs: deps.pollIntervalMs,
   });

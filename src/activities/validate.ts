@@ -6,6 +6,7 @@ import { ValidationResultSchema, type ValidationResult } from '../domain/results
 import { validationSeeds } from '../domain/seed-ranges.js';
 import { PAYLOAD_ENV_TAG, validationRunnerOf } from '../domain/validation-runner.js';
 import { backendOf } from './backend-of.js';
+import { rayHeadOf } from './ray-head-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { logTail, runRayJob } from './ray-job.js';
@@ -31,7 +32,7 @@ async function validateWithPayload(deps: ActivityDeps, input: ValidateInput): Pr
   const argv = backendOf(deps, spec.backend).resolveArgv(
     validateArgv(spec, input.checkpointPath, input.outPath),
   );
-  const dashboard = deps.rayHead(handle.dashboardUrl ?? '');
+  const dashboard = await rayHeadOf(deps, handle);
   const { job, logs } = await runRayJob(dashboard, submissionId(handle.name, 'validate'), shellQuote(argv), {
     pollIntervalMs: deps.pollIntervalMs,
   });

@@ -37,6 +37,12 @@ export interface ComputeBackend {
   /** Delete and wait until nothing of it is left; deleting what is gone is success. */
   deleteCluster(handle: ClusterHandle): Promise<{ alreadyGone: boolean }>;
   listClusters(): Promise<OwnedCluster[]>;
+  /**
+   * The cluster's Ray auth token (RAY_AUTH_MODE=token) for dashboard calls, read from where the
+   * backend keeps it (local: a 0600 file; kuberay: the cluster's Secret) at call time, so it never
+   * travels in a handle or workflow history. undefined: the cluster has none.
+   */
+  dashboardToken?(handle: ClusterHandle): Promise<string | undefined>;
   /** Release long-lived connections (kuberay: its watches) when the worker stops. */
   close?(): void;
 }

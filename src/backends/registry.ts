@@ -1,7 +1,7 @@
 import type { OrchestratorConfig } from '../config.js';
 import type { ComputeBackend } from './backend.js';
 import type { BackendLogger } from './logger.js';
-import { KubeRayBackend } from './kuberay/kuberay-backend.js';
+import { LazyKubeRayBackend } from './kuberay/lazy-backend.js';
 import { LocalBackend } from './local/local-backend.js';
 
 /** The backends a worker serves: local always; kuberay when a Kubernetes cluster is configured. */
@@ -19,7 +19,7 @@ export function createBackends(
     }),
     ...(config.kuberayEnabled
       ? {
-          kuberay: new KubeRayBackend({
+          kuberay: new LazyKubeRayBackend({
             namespace: config.RAGEN_KUBERAY_NAMESPACE,
             kubeconfig: config.RAGEN_KUBECONFIG,
             dashboard: config.RAGEN_KUBERAY_DASHBOARD,

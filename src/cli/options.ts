@@ -34,12 +34,21 @@ function seconds(what: string, ok: (n: number) => boolean) {
 
 const WorkflowId = z.string().min(1, 'give the workflow id (printed when it started)');
 
+/** A `list` filter value: quotes and backslashes would change the visibility query. */
+const FilterValue = z
+  .string()
+  .min(1, 'give a value')
+  .regex(/^[^'"\\]+$/, 'quotes and backslashes cannot be part of a filter value');
+
+const OUTCOMES = ['succeeded', 'failed', 'cancelled', 'paused', 'earlyStopped'] as const;
+
 /** One zod schema per command: what commander hands over is checked here before anything runs. */
 export const CommandSchemas = {
   run: z.strictObject({ spec: SpecFile, embedded: z.boolean().default(false) }),
   sweep: z.strictObject({ spec: SpecFile, embedded: z.boolean().default(false) }),
   campaign: z.strictObject({ spec: SpecFile, embedded: z.boolean().default(false) }),
   workflow: z.strictObject({ workflowId: WorkflowId }),
+  logs: z.strictObject({ workflowId: WorkflowId, follow: z.boolean().default(false) }),
   campaignExtend: z.strictObject({
     workflowId: WorkflowId,
     steps: z
@@ -50,6 +59,24 @@ export const CommandSchemas = {
       )
       .transform(Number),
   }),
+  sweepSet: z
+    .strictObject({
+      workflowId: WorkflowId,
+      concurrency: z
+        .string()
+        .regex(/^[1-9]\d*$/, 'give --concurrency as a positive integer, e.g. --concurrency 4')
+        .transform(Number)
+        .optional(),
+      failureBudget: z
+        .string()
+        .regex(/^[1-9]\d*$/, 'give --failure-budget as a positive integer, e.g. --failure-budget 3')
+        .transform(Number)
+        .optional(),
+    })
+    .refine((o) => o.concurrency !== undefined || o.failureBudget !== undefined, {
+      message: 'nothing to change: give --concurrency N and/or --failure-budget K',
+      path: ['concurrency'],
+    }),
   reaperInstall: z.strictObject({
     every: seconds('a number of seconds > 0', (n) => n > 0),
     grace: seconds('a number of seconds >= 0', (n) => n >= 0),
@@ -65,7 +92,45 @@ export const CommandSchemas = {
   }),
   scheduleId: z.strictObject({ scheduleId: z.string().min(1, 'give the schedule id (see schedule list)') }),
   scheduleNote: z.strictObject({ scheduleId: z.string().min(1), note: z.string().optional() }),
+  list: z.strictObject({
+    kind: z
+      .enum(['experiment', 'campaign', 'sweep'], { message: 'expected experiment, campaign or sweep' })
+      .optional(),
+    sweep: FilterValue.optional(),
+    campaign: FilterValue.optional(),
+    outcome: z.enum(OUTCOMES, { message: `expected one of ${OUTCOMES.join(', ')}` }).optional(),
+    name: FilterValue.optional(),
+    running: z.boolean().default(false),
+    limit: z
+      .string()
+      .regex(/^[1-9]\d*$/, 'expected a positive whole number, e.g. --limit 100')
+      .transform(Number)
+      .default(50),
+  }),
   none: z.strictObject({}),
+  report: z
+    .strictObject({
+      workflowId: z.string().min(1).optional(),
+      from: z
+        .string()
+        .min(1, 'give an archive folder, e.g. --from <archiveDir>/<name>/<workflow id>')
+        .optional(),
+      out: z.string().min(1).optional(),
+      key: z.array(z.string().min(1)).default([]),
+      top: z
+        .string()
+        .regex(
+          /^[1-9]\d*$/,
+          'give how many of the best sweep children to overlay as a positive integer, e.g. --top 5',
+        )
+        .default('5')
+        .transform(Number),
+      force: z.boolean().default(false),
+    })
+    .refine((o) => o.workflowId !== undefined || o.from !== undefined, {
+      path: ['workflowId'],
+      message: 'give the workflow id, or an archive folder with --from <dir> (no server needed)',
+    }),
 } as const;
 
 /** How a field is spelt on the command line, for messages: `every` → `--every`. */

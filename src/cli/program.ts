@@ -63,6 +63,19 @@ export function buildProgram(execute: (run: Run) => Promise<void>): Command {
     });
 
   program
+    .command('logs')
+    .description(
+      "the training job's driver log (a campaign's attempts in order), from its copy next to the manifest",
+    )
+    .argument('<workflow-id>')
+    .option('-f, --follow', 'print what is added until the workflow closes')
+    .action(async (workflowId: string, opts: object) => {
+      const o = parseCommand('logs', S.logs, { workflowId, ...opts });
+      const { logsCommand } = await import('./logs.js');
+      await execute((config) => logsCommand(config, o.workflowId, o.follow));
+    });
+
+  program
     .command('cancel')
     .description(
       'graceful cancel: the job stops, checkpoints stay, the manifest is written, the cluster is deleted',
@@ -74,7 +87,7 @@ export function buildProgram(execute: (run: Run) => Promise<void>): Command {
       await execute((config) => cancelCommand(config, o.workflowId));
     });
 
-  program
+  const sweep = program
     .command('sweep')
     .description('validate a sweep (and every child spec), start it, show progress, print the ranked table')
     .argument('<sweep.yaml>', 'sweep spec')
@@ -84,6 +97,33 @@ export function buildProgram(execute: (run: Run) => Promise<void>): Command {
       const { prepareSweep, sweepCommand } = await import('./sweep.js');
       const input = await prepareSweep(o.spec); // every child's spec is checked before anything starts
       await execute((config) => maybeEmbedded(o.embedded, config, (c) => sweepCommand(c, input)));
+    });
+  sweep
+    .command('set')
+    .description("change a running sweep's concurrency and/or failure budget (an Update; a refusal says why)")
+    .argument('<sweep-id>')
+    .option('--concurrency <n>', 'children running at once from now on')
+    .option('--failure-budget <k>', 'failed children after which no new child starts')
+    .action(async (workflowId: string, opts: object) => {
+      const o = parseCommand('sweep set', S.sweepSet, { workflowId, ...opts });
+      const { sweepSetCommand } = await import('./sweep.js');
+      await execute((config) => sweepSetCommand(config, o.workflowId, o));
+    });
+
+  program
+    .command('list')
+    .description('experiments, campaigns and sweeps, from Temporal visibility (search attributes)')
+    .option('--kind <kind>', 'experiment|campaign|sweep')
+    .option('--sweep <sweep-id>', "a sweep's children (and the sweep)")
+    .option('--campaign <campaign-id>', "a campaign's attempts (and the campaign)")
+    .option('--outcome <outcome>', 'succeeded|failed|cancelled|paused|earlyStopped')
+    .option('--name <name>', 'spec name; a trailing * matches a prefix')
+    .option('--running', 'only those still running')
+    .option('--limit <n>', 'newest n (default 50)')
+    .action(async (opts: object) => {
+      const { limit, ...filters } = parseCommand('list', S.list, opts);
+      const { listCommand } = await import('./list.js');
+      await execute((config) => listCommand(config, filters, limit));
     });
 
   const schedule = program.command('schedule').description('Temporal Schedules for sweeps and experiments');
@@ -203,6 +243,30 @@ export function buildProgram(execute: (run: Run) => Promise<void>): Command {
       const o = parseCommand('campaign extend', S.campaignExtend, { workflowId, steps });
       const { campaignControlCommand } = await import('./campaign.js');
       await execute((config) => campaignControlCommand(config, 'extend', o.workflowId, o.steps));
+    });
+
+  program
+    .command('report')
+    .description('one self-contained HTML report (opens offline) of an experiment, sweep or campaign')
+    .argument('[workflow-id]', 'the workflow (its archive folder is read from its input)')
+    .option(
+      '--from <dir>',
+      'an archive folder (<archiveDir>/<name>/<workflow id>) instead of asking the server',
+    )
+    .option('--out <file>', 'where to write the page (default ./report-<id>.html)')
+    .option(
+      '--key <key>',
+      'also chart this metric key (repeatable)',
+      (v: string, all: string[]) => [...all, v],
+      [],
+    )
+    .option('--top <n>', 'sweeps: how many of the best children to overlay (default 5)')
+    .option('--force', 'replace an existing --out file')
+    .action(async (workflowId: string | undefined, opts: object) => {
+      const o = parseCommand('report', S.report, { workflowId, ...opts });
+      const { reportCommand } = await import('./report.js');
+      const input = { ...o, keys: o.key };
+      await execute((config) => reportCommand(config, input));
     });
 
   return program;

@@ -9,6 +9,7 @@ import { follow } from './follow.js';
 import { statusView } from './views.js';
 import { statusQuery } from '../workflows/definitions.js';
 import { printOutcome } from './outcome.js';
+import { experimentStart } from './start-options.js';
 
 /**
  * `run <spec>`: validate the spec and provenance (bad input stops here, before anything starts),
@@ -27,6 +28,7 @@ export async function runCommand(config: OrchestratorConfig, input: ExperimentIn
       taskQueue: config.RAGEN_TASK_QUEUE,
       workflowId,
       args: [input],
+      ...experimentStart(spec),
     });
     console.log(`started ${workflowId} (run ${handle.firstExecutionRunId})`);
     await follow(handle, async () => statusView(await handle.query(statusQuery), spec));

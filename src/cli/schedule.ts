@@ -15,6 +15,7 @@ import { ScheduleRequestSchema, type ScheduleRequest } from '../domain/schedule.
 import { SpecError, issuesFromZod } from '../domain/spec-error.js';
 import type { SweepInput } from '../domain/sweep.js';
 import { withClient } from './client.js';
+import { experimentStart, sweepStart } from './start-options.js';
 import { UsageError } from './user-errors.js';
 
 /** What a schedule starts: a sweep or a single experiment, validated and embedded at create time. */
@@ -74,6 +75,8 @@ export function scheduleOptions(
       workflowId: `${action.kind}-${name}`,
       taskQueue,
       args: [action.input],
+      // The sweep's own id is known only when it fires: the sweep sets RagenSweepId itself.
+      ...(action.kind === 'sweep' ? sweepStart(action.input.sweep) : experimentStart(action.input.spec)),
     },
     policies: {
       overlap: OVERLAP[request.overlap],

@@ -5,10 +5,11 @@ import { loadSweepSpec } from './spec-files/load-sweep.js';
 import type { SweepInput, SweepResult } from '../domain/sweep.js';
 import { rankedTable } from './ranked-table.js';
 import type { sweep } from '../workflows/sweep.js';
-import { sweepStatusQuery } from '../workflows/sweep-definitions.js';
+import { setSweepLimitsUpdate, sweepStatusQuery } from '../workflows/sweep-definitions.js';
 import { withClient } from './client.js';
 import { follow } from './follow.js';
 import { printOutcome } from './outcome.js';
+import { sweepStart } from './start-options.js';
 import { sweepView } from './views.js';
 
 /** Validate a sweep spec (every child's spec too) and resolve provenance: bad input stops here. */
@@ -34,6 +35,7 @@ export async function sweepCommand(config: OrchestratorConfig, input: SweepInput
       taskQueue: config.RAGEN_TASK_QUEUE,
       workflowId,
       args: [input],
+      ...sweepStart(input.sweep, workflowId),
     });
     console.log(`started ${workflowId} (run ${handle.firstExecutionRunId})`);
     // The id without a run id follows the sweep across continue-as-new.
@@ -45,5 +47,22 @@ export async function sweepCommand(config: OrchestratorConfig, input: SweepInput
       client.workflow.getHandle<typeof sweep>(workflowId).result(),
       printSweepResult,
     );
+  });
+}
+
+/** `sweep set <id>`: the sweep validates the change (a refusal exits 1 with its reason) and answers its status. */
+export async function sweepSetCommand(
+  config: OrchestratorConfig,
+  workflowId: string,
+  limits: { concurrency?: number; failureBudget?: number },
+): Promise<number> {
+  return withClient(config, async (client) => {
+    const status = await client.workflow.getHandle(workflowId).executeUpdate(setSweepLimitsUpdate, {
+      args: [{ concurrency: limits.concurrency, failureBudget: limits.failureBudget }],
+    });
+    console.log(
+      `${workflowId}: concurrency ${status.concurrency ?? '?'}, failure budget ${status.failureBudget ?? 'none'}; ${sweepView(status).line}`,
+    );
+    return 0;
   });
 }

@@ -58,6 +58,15 @@ function unreachable(err: unknown): boolean {
   return isGrpcServiceError(grpc) && grpc.code === GRPC_UNAVAILABLE;
 }
 
+/** The name in the server's refusal of an unregistered search attribute (start, upsert or query). */
+function unregisteredSearchAttribute(err: unknown): string | undefined {
+  for (let e = err; e instanceof Error; e = e.cause) {
+    const m = /search attribute:? (\w+) is not defined|invalid search attribute: (\w+)/.exec(e.message);
+    if (m) return m[1] ?? m[2];
+  }
+  return undefined;
+}
+
 /**
  * The user-facing line and exit code for an error, or undefined for a bug (which gets its message
  * and, with RAGEN_DEBUG=1, its stack). Bad input exits 2, everything else 1.
@@ -91,6 +100,14 @@ export function describeUserError(
   }
   if (err instanceof QueryNotRegisteredError) {
     return { message: `the workflow does not answer this query: ${err.message.split('\n')[0]}`, exitCode: 1 };
+  }
+  const attribute = unregisteredSearchAttribute(err);
+  if (attribute) {
+    const ns = ctx?.namespace ?? 'default';
+    return {
+      message: `search attribute ${attribute} is not registered in namespace '${ns}': register the project's search attributes (README, "Search attributes": temporal operator search-attribute create --namespace ${ns} ...), or use 'ragen-orchestrator dev', whose server registers them`,
+      exitCode: 1,
+    };
   }
   if (ctx && unreachable(err)) return { message: unreachableMessage(ctx), exitCode: 1 };
   return undefined;

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ExperimentSpecSchema } from './experiment.js';
+import { GpuUsageSchema } from './gpu-usage.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
+import { DeletedCheckpointSchema } from './retention.js';
 import { CheckpointRecordSchema, StageRecordSchema } from './results.js';
 import { TrackingOutcomeSchema } from './tracking.js';
 
@@ -48,6 +50,8 @@ export const AttemptRecordSchema = z.strictObject({
   submits: z.number().optional(),
   /** Cluster GPUs x train-stage seconds (or the attempt's wall time when the child reported no stages). */
   gpuSeconds: z.number(),
+  /** Allocated (cluster lifetime) and busy GPU-seconds of the attempt; absent in older records. */
+  gpuUsage: GpuUsageSchema.optional(),
   stages: z.array(StageRecordSchema).optional(),
   startedAt: z.string(),
   endedAt: z.string(),
@@ -91,7 +95,11 @@ export type CampaignProgress = z.infer<typeof CampaignProgressSchema>;
 
 /** One checkpoint the campaign has seen complete: its hash is fixed the first time it is seen. */
 export const LedgerEntrySchema = CheckpointRecordSchema.extend({ firstSeenAt: z.string() });
-export const CheckpointLedgerSchema = z.strictObject({ checkpoints: z.array(LedgerEntrySchema) });
+export const CheckpointLedgerSchema = z.strictObject({
+  checkpoints: z.array(LedgerEntrySchema),
+  /** Checkpoints removed by storage.retain (their entries above stay: the ledger only grows). */
+  deleted: z.array(DeletedCheckpointSchema).optional(),
+});
 export type CheckpointLedger = z.infer<typeof CheckpointLedgerSchema>;
 
 export const LatestCheckpointSchema = z.strictObject({
@@ -137,7 +145,11 @@ export const CampaignManifestSchema = z.strictObject({
   attempts: z.array(AttemptRecordSchema.extend({ manifestSha256: z.string().optional() })),
   checkpoints: z.array(z.strictObject({ step: z.number(), sha256: z.string() })),
   untrusted: LatestCheckpointSchema.shape.untrusted,
+  /** Checkpoints deleted by storage.retain: path, step, hash and why (absent when none were). */
+  deleted: z.array(DeletedCheckpointSchema).optional(),
   gpuSeconds: z.number(),
+  /** Every attempt's GPU time summed (absent in manifests of older campaigns). */
+  gpuUsage: GpuUsageSchema.optional(),
   continuedAsNew: z.number(),
   writtenAt: z.string(),
 });

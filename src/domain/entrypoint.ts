@@ -44,8 +44,9 @@ export function trainArgv(spec: ExperimentSpec, checkpointDir: string, resume: R
     `seed.val=${spec.validation.seed}`,
     '+ray_kwargs.ray_init.address=auto',
   ];
-  // Keep every checkpoint the run makes (RAGEN keeps 1 actor and 1 critic): nothing a run made is
-  // lost, and an older checkpoint keeps its critic/ folder, so it can still be resumed.
+  // verl's rotation stays off (RAGEN keeps 1 actor and 1 critic): it would delete a checkpoint the
+  // ledger hashed, maybe the resume candidate, and an older checkpoint would lose its critic/ folder.
+  // Deleting is the orchestrator's (storage.retain, between a campaign's attempts, each recorded).
   for (const key of ['trainer.max_actor_ckpt_to_keep', 'trainer.max_critic_ckpt_to_keep']) {
     if (!(key in t.overrides)) argv.push(`${key}=null`);
   }

@@ -58,6 +58,8 @@ export const ErrorTypes = {
   TrackerRejected: 'TrackerRejected',
   /** A notification receiver refused the event (4xx other than 408/429). */
   NotificationRejected: 'NotificationRejected',
+  /** A state file (local cluster state, campaign ledger) is corrupt or not this product's: reported, left as it is, never followed. */
+  StateFileInvalid: 'StateFileInvalid',
 } as const;
 
 export type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];

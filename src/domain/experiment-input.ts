@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ExperimentSpecSchema } from './experiment.js';
+import { GpuUsageSchema } from './gpu-usage.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
 import { OutcomeSchema, StageRecordSchema } from './results.js';
 import { TrackingOutcomeSchema } from './tracking.js';
@@ -14,6 +15,8 @@ export const ExperimentInputSchema = z.strictObject({
   checkpointDir: z.string().optional(),
   /** A campaign's checkpoint ledger (hashes recorded once); absent = `<run dir>/checkpoints.json`. */
   ledgerPath: z.string().optional(),
+  /** A sweep with a scheduler: send each in-loop validation's `val-env/...` metrics to the parent. */
+  reportValidations: z.boolean().optional(),
 });
 export type ExperimentInput = z.infer<typeof ExperimentInputSchema>;
 
@@ -21,7 +24,18 @@ export type ExperimentInput = z.infer<typeof ExperimentInputSchema>;
  * `paused`: a campaign's pause stopped training after a checkpoint; the cluster was torn down.
  * `earlyStopped`: RAGEN ended training on its own (`early_stopped/*`, exit 0); no validation ran.
  */
-export const ExperimentOutcomeSchema = z.enum(['succeeded', 'failed', 'cancelled', 'paused', 'earlyStopped']);
+export const ExperimentOutcomeSchema = z.enum([
+  'succeeded',
+  'failed',
+  'cancelled',
+  'paused',
+  'earlyStopped',
+  'stoppedEarly',
+]);
+
+/** The sweep's scheduler stopped the run at a rung (outcome `stoppedEarly`): checkpoints kept, no validation. */
+export const StoppedEarlySchema = z.strictObject({ rung: z.number(), step: z.number(), reason: z.string() });
+export type StoppedEarly = z.infer<typeof StoppedEarlySchema>;
 
 /** RAGEN's early stop: the step it stopped at and the `early_stopped/<reason>` metrics it logged. */
 export const EarlyStopSchema = z.strictObject({ step: z.number(), reasons: z.array(z.string()) });
@@ -40,6 +54,9 @@ export const ExperimentResultSchema = z.strictObject({
   submits: z.number(),
   /** The run in the experiment tracker (spec `tracking`); absent when none is configured. */
   tracking: TrackingOutcomeSchema.optional(),
+  /** GPU-seconds after teardown (absent in results of older runs). */
+  gpuUsage: GpuUsageSchema.optional(),
+  stoppedEarly: StoppedEarlySchema.optional(),
 });
 export type ExperimentResult = z.infer<typeof ExperimentResultSchema>;
 

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { CostSchema } from './gpu-usage.js';
 import { ImageRefSchema } from './image.js';
+import { RetainSchema } from './retention.js';
 import { KubeRaySchema, kuberayIssues } from './kuberay.js';
 import { seedRangeIssues } from './seed-ranges.js';
 import { type SpecIssue, fieldPath } from './spec-error.js';
@@ -75,6 +77,8 @@ export const StorageSchema = z.strictObject({
   archiveDir: AbsolutePath,
   /** Size of one checkpoint (actor + critic, all ranks), for preflight's free-space warning. */
   checkpointSizeGb: z.number().positive().optional(),
+  /** Campaigns: which checkpoints to keep (latest N, best K by a metric, every S steps); absent = all. */
+  retain: RetainSchema.optional(),
 });
 
 export const ValidationSchema = z.strictObject({
@@ -152,6 +156,8 @@ export const ExperimentSpecSchema = z
     tracking: TrackingSchema.optional(),
     /** Where a JSON event is posted when the run (campaign, sweep) ends. */
     notify: z.array(NotifyTargetSchema).optional(),
+    /** Price of a GPU-hour: the manifests then record the cost next to the GPU-seconds. */
+    cost: CostSchema.optional(),
   })
   .superRefine((spec, ctx) => {
     for (const issue of shapeIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });

@@ -67,3 +67,17 @@ export function classifyJobFailure(exitCode: number | undefined, logs: string): 
   }
   return { type: ErrorTypes.TrainingFailed, reason: `the trainer crashed (${code})` };
 }
+
+/**
+ * Whether a log line is evidence classifyJobFailure reads (a full disk, a config or resource
+ * error, a refused checkpoint): an incremental reader keeps such lines from anywhere in the log
+ * and the log's last lines, rather than the whole log.
+ */
+export function isFailureEvidence(line: string): boolean {
+  return (
+    DISK_FULL.test(line) ||
+    CONFIG_ERROR.test(line) ||
+    RESOURCE_ERROR.test(line) ||
+    /^checkpoint error: /.test(line)
+  );
+}

@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { ClusterHandleSchema, RayNodeSchema } from './cluster.js';
 import { CodeCommitsSchema } from './code-commits.js';
 import { ExperimentSpecSchema } from './experiment.js';
-import { EarlyStopSchema, ExperimentOutcomeSchema } from './experiment-input.js';
+import { EarlyStopSchema, ExperimentOutcomeSchema, StoppedEarlySchema } from './experiment-input.js';
+import { GpuUsageSchema } from './gpu-usage.js';
 import { ImageVerificationSchema } from './image.js';
+import { MetricsSummarySchema } from './metrics-series.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
 import {
   AllReduceResultSchema,
@@ -69,6 +71,12 @@ export const ManifestSchema = z.strictObject({
     resultsPath: z.string().optional(),
   }),
   stages: z.array(StageRecordSchema),
+  /** Last and best value of each trainer metric with its step (metrics-summary.json); absent in older manifests. */
+  metrics: MetricsSummarySchema.optional(),
+  /** GPU-seconds (absent in manifests of older runs); the cluster is counted until the manifest is written. */
+  gpuUsage: GpuUsageSchema.optional(),
+  /** A sweep's scheduler (asha, median) stopped the run: the rung, the step and why. */
+  stoppedEarly: StoppedEarlySchema.optional(),
   outcome: ExperimentOutcomeSchema,
   writtenAt: z.string(),
 });

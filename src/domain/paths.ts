@@ -72,3 +72,18 @@ export function sweepManifestPaths(
 export function metricsSeriesPath(runDir: string): string {
   return joinPath(runDir, 'metrics-series.json');
 }
+
+/** The training job's driver log, copied while it is read: `<runDir>/train-<cluster>.log` (one per cluster). */
+export function trainLogPath(runDir: string, clusterName: string, copy = 0): string {
+  return joinPath(runDir, `train-${clusterName}${copy > 0 ? `.${copy}` : ''}.log`);
+}
+
+/** What the train activity parsed of that log so far (a retry continues from it). */
+export function trainLogStatePath(logPath: string): string {
+  return `${logPath.replace(/\.log$/, '')}.state.json`;
+}
+
+/** The per-key metrics summary (last and best, src/domain/metrics-series.ts) next to the series. */
+export function metricsSummaryPath(runDir: string): string {
+  return joinPath(runDir, 'metrics-summary.json');
+}

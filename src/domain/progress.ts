@@ -8,6 +8,8 @@ export const ProgressSchema = z.strictObject({
   gpusRegistered: z.number().optional(),
   step: z.number().optional(),
   lastCheckpointStep: z.number().optional(),
+  /** One in-loop validation's `val-env/...` metrics (sent only when the workflow asked for them). */
+  validation: z.strictObject({ step: z.number(), metrics: z.record(z.string(), z.number()) }).optional(),
 });
 export type Progress = z.infer<typeof ProgressSchema>;
 

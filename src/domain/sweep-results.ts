@@ -54,9 +54,17 @@ export function countOutcomes(children: ChildOutcome[]): {
   succeeded: number;
   failed: number;
   cancelled: number;
+  stoppedEarly?: number;
 } {
   const n = (o: ChildOutcome['outcome']) => children.filter((c) => c.outcome === o).length;
-  return { succeeded: n('succeeded'), failed: n('failed'), cancelled: n('cancelled') };
+  const stopped = n('stoppedEarly');
+  return {
+    succeeded: n('succeeded'),
+    failed: n('failed'),
+    cancelled: n('cancelled'),
+    // Only sweeps with a scheduler stop children; older answers keep their shape.
+    ...(stopped > 0 ? { stoppedEarly: stopped } : {}),
+  };
 }
 
 function csvCell(value: unknown): string {

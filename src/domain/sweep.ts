@@ -1,7 +1,10 @@
 import { z } from 'zod';
+import { SchedulerSchema, SchedulerStateSchema, ashaRungs } from './asha.js';
 import { ExperimentSpecSchema } from './experiment.js';
+import { GpuUsageSchema } from './gpu-usage.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
 import { TrackingOutcomeSchema } from './tracking.js';
+import { SweepLimitChangeSchema } from './sweep-limits.js';
 
 /** A swept value: what a `key=value` override or a scalar spec field can hold. */
 export const ParamValueSchema = z.union([z.string(), z.number(), z.boolean()]);
@@ -58,8 +61,11 @@ export const SweepSpecSchema = z
         direction: z.enum(['max', 'min']).default('max'),
       })
       .default({ metric: 'validation.successRate', direction: 'max' }),
+    /** Early stopping from in-loop validations (asha or median); absent = every child runs to the end. */
+    scheduler: SchedulerSchema.optional(),
   })
   .superRefine((spec, ctx) => {
+    for (const issue of schedulerIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
     const grid = Object.keys(spec.parameters.grid);
     const random = Object.keys(spec.parameters.random?.params ?? {});
     if (grid.length === 0 && random.length === 0) {
@@ -96,6 +102,55 @@ export const SweepSpecSchema = z
   });
 export type SweepSpec = z.infer<typeof SweepSpecSchema>;
 
+/** A scheduler needs in-loop validations at its rungs, and steps that every child shares. */
+function schedulerIssues(spec: {
+  base: z.infer<typeof ExperimentSpecSchema>;
+  parameters: { grid: Record<string, unknown>; random?: { params: Record<string, unknown> } };
+  scheduler?: z.infer<typeof SchedulerSchema>;
+}): { path: (string | number)[]; message: string }[] {
+  const s = spec.scheduler;
+  if (!s) return [];
+  const { testFreq, totalTrainingSteps } = spec.base.trainer;
+  const issues: { path: (string | number)[]; message: string }[] = [];
+  const swept = [...Object.keys(spec.parameters.grid), ...Object.keys(spec.parameters.random?.params ?? {})];
+  for (const key of ['trainer.testFreq', 'trainer.totalTrainingSteps'].filter((k) => swept.includes(k)))
+    issues.push({
+      path: ['parameters'],
+      message: `'${key}' cannot be swept with a scheduler: every child must validate at the same steps; set it in base`,
+    });
+  if (testFreq === 0) {
+    issues.push({
+      path: ['base', 'trainer', 'testFreq'],
+      message: `scheduler ${s.type} decides from in-loop validations: set trainer.testFreq > 0 (a divisor of gracePeriod ${s.gracePeriod})`,
+    });
+    return issues;
+  }
+  if (s.gracePeriod % testFreq !== 0)
+    issues.push({
+      path: ['scheduler', 'gracePeriod'],
+      message: `gracePeriod ${s.gracePeriod} is not a multiple of trainer.testFreq ${testFreq}: children validate only every ${testFreq} steps; use a multiple of it`,
+    });
+  if (s.gracePeriod >= totalTrainingSteps)
+    issues.push({
+      path: ['scheduler', 'gracePeriod'],
+      message: `gracePeriod ${s.gracePeriod} must be below trainer.totalTrainingSteps ${totalTrainingSteps}, or nothing is ever stopped`,
+    });
+  if (s.type === 'asha') {
+    const maxSteps = s.maxSteps ?? totalTrainingSteps;
+    if (maxSteps > totalTrainingSteps)
+      issues.push({
+        path: ['scheduler', 'maxSteps'],
+        message: `maxSteps ${maxSteps} is above trainer.totalTrainingSteps ${totalTrainingSteps}; no child trains that far`,
+      });
+    else if (ashaRungs(s, maxSteps).length === 0)
+      issues.push({
+        path: ['scheduler', 'maxSteps'],
+        message: `no rung below maxSteps ${maxSteps} with gracePeriod ${s.gracePeriod}: lower gracePeriod or raise maxSteps`,
+      });
+  }
+  return issues;
+}
+
 /** One child's parameters: key → value, keys in expansion order. */
 export type ParamSet = Record<string, ParamValue>;
 
@@ -103,11 +158,21 @@ export type ParamSet = Record<string, ParamValue>;
 export const ChildOutcomeSchema = z.strictObject({
   index: z.number().int().min(0),
   workflowId: z.string(),
-  /** earlyStopped: RAGEN stopped training on its own (not a failure; no validation ran). */
-  outcome: z.enum(['succeeded', 'failed', 'cancelled', 'earlyStopped']),
+  /**
+   * earlyStopped: RAGEN stopped training on its own (not a failure; no validation ran).
+   * stoppedEarly: the sweep's scheduler (asha, median) stopped it at a rung; its checkpoints are kept.
+   */
+  outcome: z.enum(['succeeded', 'failed', 'cancelled', 'earlyStopped', 'stoppedEarly']),
   successRate: z.number().optional(),
   manifestPath: z.string().optional(),
   error: z.string().optional(),
+  /** Allocated GPU-seconds (cluster GPUs x cluster lifetime) and busy ones (x train time). */
+  gpuSeconds: z.number().optional(),
+  busyGpuSeconds: z.number().optional(),
+  /** The scheduler's metric at the child's last in-loop validation: [step, value]. */
+  lastIntermediate: z.tuple([z.number(), z.number()]).optional(),
+  /** Why the scheduler stopped it (outcome stoppedEarly). */
+  stoppedEarly: z.strictObject({ rung: z.number(), reason: z.string() }).optional(),
 });
 export type ChildOutcome = z.infer<typeof ChildOutcomeSchema>;
 
@@ -117,6 +182,10 @@ export const SweepCarrySchema = z.strictObject({
   results: z.array(ChildOutcomeSchema),
   runs: z.number().int().positive(),
   maxRunning: z.number().int().min(0),
+  /** Changes made by `sweep set` (the last one is in force); absent = the spec's own limits. */
+  limitChanges: z.array(SweepLimitChangeSchema).optional(),
+  /** The scheduler's rungs and reports so far (asha/median). */
+  scheduler: SchedulerStateSchema.optional(),
 });
 export type SweepCarry = z.infer<typeof SweepCarrySchema>;
 
@@ -144,6 +213,7 @@ export const SweepResultSchema = z.strictObject({
   succeeded: z.number(),
   failed: z.number(),
   cancelled: z.number(),
+  stoppedEarly: z.number().optional(),
   notStarted: z.number(),
   stoppedByFailureBudget: z.boolean(),
   /** Runs of the workflow (1 + continue-as-new count). */
@@ -166,9 +236,13 @@ export const SweepStatusSchema = z.strictObject({
   succeeded: z.number(),
   failed: z.number(),
   cancelled: z.number(),
+  stoppedEarly: z.number().optional(),
   stoppedByFailureBudget: z.boolean(),
   runs: z.number(),
   best: z.strictObject({ index: z.number(), workflowId: z.string(), value: z.number() }).optional(),
+  /** The limits in force (they change with `sweep set`); absent in answers of older sweeps. */
+  concurrency: z.number().optional(),
+  failureBudget: z.number().optional(),
 });
 export type SweepStatus = z.infer<typeof SweepStatusSchema>;
 
@@ -190,11 +264,16 @@ export const SweepManifestSchema = z.strictObject({
     succeeded: z.number(),
     failed: z.number(),
     cancelled: z.number(),
+    stoppedEarly: z.number().optional(),
     notStarted: z.number(),
   }),
   stoppedByFailureBudget: z.boolean(),
   outcome: z.enum(['succeeded', 'failed', 'cancelled']),
   children: z.array(SweepRowSchema),
+  /** Every child's GPU time summed (absent in manifests of older sweeps). */
+  gpuUsage: GpuUsageSchema.optional(),
+  /** Concurrency / failure-budget changes made while it ran (`sweep set`). */
+  limitChanges: z.array(SweepLimitChangeSchema).optional(),
   writtenAt: z.string(),
 });
 export type SweepManifest = z.infer<typeof SweepManifestSchema>;

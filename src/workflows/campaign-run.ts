@@ -12,8 +12,10 @@ import { ErrorTypes } from '../domain/error-types.js';
 import type { ExperimentResult } from '../domain/experiment-input.js';
 import { workerGpus } from '../domain/experiment.js';
 import type { TrackingOutcome } from '../domain/tracking.js';
+import { gpuUsageOfStages, sumGpuUsage } from '../domain/gpu-usage.js';
 import { ledgerPath, manifestPath, runCheckpointDir } from '../domain/paths.js';
 import { secondsBetween } from './clock.js';
+import type { ChangingAttributes } from './visibility.js';
 import { type RunIds, runIds } from './run-ids.js';
 
 /** Failures another attempt cannot fix (bad input, storage, versions): the campaign fails at once. */
@@ -62,6 +64,8 @@ export interface CampaignRun {
   manifestPath?: string;
   /** The campaign's parent run in the experiment tracker (absent without `tracking` in the spec). */
   tracking?: TrackingOutcome;
+  /** Search attributes that change (set by the workflow; absent in pure tests). */
+  visible?: ChangingAttributes;
 }
 
 export function newCampaignRun(input: CampaignInput, info: RunIds): CampaignRun {
@@ -198,6 +202,9 @@ export function attemptRecord(
       result?.archive.manifestPath ?? manifestPath(spec.storage.archiveDir, spec.name, a.workflowId),
     submits: result?.submits,
     gpuSeconds: result ? run.gpus * trainSeconds : run.gpus * secondsBetween(a.startedAt, a.endedAt),
+    gpuUsage: result
+      ? (result.gpuUsage ?? gpuUsageOfStages(result.stages, run.gpus, a.endedAt, spec.cost))
+      : undefined,
     stages: result?.stages,
     startedAt: a.startedAt,
     endedAt: a.endedAt,
@@ -219,6 +226,10 @@ export function buildCampaignManifestDraft(run: CampaignRun, writtenAt: string):
     reason: run.reason,
     attempts: run.state.attempts,
     gpuSeconds: usedGpuSeconds(run),
+    gpuUsage: sumGpuUsage(
+      run.state.attempts.map((a) => a.gpuUsage),
+      spec.cost,
+    ),
     continuedAsNew: run.state.continuedAsNew,
     writtenAt,
     ledgerPath: run.ledgerPath,

@@ -42,17 +42,22 @@ import { workflowNowIso } from './clock.js';
 import { progressSignal, stopAtNextCheckpointSignal } from './definitions.js';
 import type { experiment } from './experiment.js';
 import { unwrapFailure } from './failure-info.js';
+import { metricsSeriesPath, runArchiveDir } from '../domain/paths.js';
 import {
+  CHECKPOINT_RETENTION_PATCH,
   HASH_CHECKPOINTS_PATCH,
+  applyCheckpointRetention,
   archiveCampaign,
   hashCheckpoints,
   latestCompleteCheckpoint,
 } from './policies.js';
+import { SearchAttributes as K, startSearchAttributes } from './search-attributes.js';
 import { logStage } from './stage-log.js';
 import { statusQuery } from './status-query.js';
 import { notifyTargets } from './notify.js';
 import { trackParent } from './tracking.js';
 import { ErrorTypes } from '../domain/error-types.js';
+import { ChangingAttributes } from './visibility.js';
 
 type Child = ChildWorkflowHandle<typeof experiment>;
 
@@ -69,6 +74,7 @@ type Child = ChildWorkflowHandle<typeof experiment>;
  */
 export async function campaign(input: CampaignInput): Promise<CampaignResult> {
   const run = newCampaignRun(input, workflowInfo());
+  run.visible = new ChangingAttributes();
   const child: { current?: Child } = {};
   answerCommandsAndQueries(run, child);
   const { spec, budgets } = input;
@@ -173,8 +179,10 @@ function answerCommandsAndQueries(run: CampaignRun, child: { current?: Child }):
   });
   setHandler(progressSignal, (p) => {
     if (p.step !== undefined) live.step = Math.max(live.step, p.step);
-    if (p.lastCheckpointStep !== undefined)
-      live.lastCheckpointStep = Math.max(live.lastCheckpointStep, p.lastCheckpointStep);
+    if (p.lastCheckpointStep !== undefined && p.lastCheckpointStep > live.lastCheckpointStep) {
+      live.lastCheckpointStep = p.lastCheckpointStep;
+      run.visible?.set(K.checkpointStep, p.lastCheckpointStep).flush();
+    }
   });
   setHandler(progressQuery, progress);
   setHandler(statusQuery, () => ({ kind: 'campaign', ...progress() }));
@@ -202,7 +210,32 @@ async function refreshCheckpoints(run: CampaignRun): Promise<LatestCheckpoint['l
   });
   run.state.latestCheckpointStep = run.checkpoints.latest?.step ?? 0;
   run.live.lastCheckpointStep = Math.max(run.live.lastCheckpointStep, run.state.latestCheckpointStep);
+  await retainCheckpoints(run);
   return run.checkpoints.latest;
+}
+
+/** storage.retain: delete what it does not keep, never the resume candidate or a validated checkpoint. */
+async function retainCheckpoints(run: CampaignRun): Promise<void> {
+  const { retain } = run.input.spec.storage;
+  if (!retain || !patched(CHECKPOINT_RETENTION_PATCH)) return;
+  const latest = run.checkpoints.latest;
+  const validated = run.state.attempts
+    .filter((a) => a.outcome === 'succeeded' && a.finalStep !== undefined)
+    .map((a) => ({
+      step: a.finalStep as number,
+      why: `validated by attempt ${a.attempt} (${a.manifestPath})`,
+    }));
+  const { spec } = run.input;
+  await applyCheckpointRetention({
+    checkpointDir: run.checkpointDir,
+    ledgerPath: run.ledgerPath,
+    retain,
+    protect: [...(latest ? [{ step: latest.step, why: 'the resume candidate' }] : []), ...validated],
+    metricsSeriesPaths: run.state.attempts.map((a) =>
+      metricsSeriesPath(runArchiveDir(spec.storage, spec.name, a.workflowId)),
+    ),
+    now: workflowNowIso(),
+  });
 }
 
 function failIfNoAttemptLeft(run: CampaignRun): void {
@@ -222,6 +255,7 @@ async function waitWhilePaused(run: CampaignRun): Promise<void> {
     { kind: 'campaign', name: run.input.spec.name, reason, sequence: n },
     'paused',
   );
+  run.visible?.set(K.stage, 'paused').flush();
   await condition(() => !run.state.paused);
 }
 
@@ -251,8 +285,17 @@ async function runAttempt(
   const totalTrainingSteps = run.state.totalTrainingSteps;
   Object.assign(run.live, { phase: 'running', attemptStartedAt: startedAt, step: startedFromStep });
   logStage('running', n, { child: workflowId, fromStep: startedFromStep });
+  run.visible?.set(K.stage, 'running').flush(); // batched with the child's start
   child.current = await startChild<typeof experiment>('experiment', {
     workflowId,
+    typedSearchAttributes: startSearchAttributes({
+      kind: 'experiment',
+      name: spec.name,
+      backend: spec.backend,
+      stage: 'preflight',
+      campaignId: run.ids.workflowId,
+    }),
+    staticSummary: `${spec.name}: attempt ${n} of campaign ${run.ids.workflowId}${latest ? `, resuming from step ${latest.step}` : ''}`,
     args: [
       {
         spec: { ...spec, trainer: { ...spec.trainer, totalTrainingSteps } },
@@ -268,6 +311,8 @@ async function runAttempt(
   let ending: AttemptEnding & { cancellation?: unknown };
   try {
     ending = await attemptEnding(child.current);
+    const success = ending.result?.validation?.successRate;
+    if (success !== undefined) run.visible?.set(K.validationSuccess, success);
   } finally {
     child.current = undefined;
   }
@@ -304,7 +349,9 @@ async function attemptEnding(child: Child): Promise<AttemptEnding & { cancellati
       result.outcome === 'paused' || result.outcome === 'earlyStopped'
         ? (result.training.error ?? result.outcome)
         : `step ${result.training.finalStep}`;
-    return { result, outcome: result.outcome, ended: { type: result.outcome, message } };
+    // Only a sweep's scheduler stops a run early; a campaign never asks, so this is a stop from outside.
+    const outcome = result.outcome === 'stoppedEarly' ? 'cancelled' : result.outcome;
+    return { result, outcome, ended: { type: result.outcome, message } };
   } catch (err) {
     const f = unwrapFailure(err);
     return {
@@ -326,6 +373,7 @@ function settleFailure(run: CampaignRun, err: unknown): void {
 async function writeCampaignManifest(run: CampaignRun): Promise<void> {
   run.live.phase = 'done';
   logStage('done', run.state.attempts.length, { outcome: run.outcome });
+  run.visible?.set(K.stage, 'done').set(K.outcome, run.outcome).flush(); // batched with the next activity
   run.state.historyEventsPerRun.push(workflowInfo().historyLength);
   await CancellationScope.nonCancellable(async () => {
     await refreshCheckpoints(run).catch(() => undefined);

@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { StoppedEarly } from '../domain/experiment-input.js';
 import { PROGRESS_SIGNAL, type Progress } from '../domain/progress.js';
 
 /** Signals and queries of the experiment workflow, shared with the client. */
@@ -12,3 +13,6 @@ export const lastCheckpointQuery = defineQuery<number>('lastCheckpoint');
 
 /** Sent by a campaign's pause: finish training after the next checkpoint, tear down, end as `paused`. */
 export const stopAtNextCheckpointSignal = defineSignal('stopAtNextCheckpoint');
+
+/** Sent by a sweep's scheduler: stop training now (checkpoints kept), skip validation, end `stoppedEarly`. */
+export const stopEarlySignal = defineSignal<[StoppedEarly]>('stopEarly');

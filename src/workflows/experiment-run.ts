@@ -3,8 +3,15 @@ import type { VerifyResult } from '../activities/verify.js';
 import { stepOfCheckpointPath } from '../domain/campaign.js';
 import type { ClusterHandle } from '../domain/cluster.js';
 import { type ResumeFrom, trainArgv } from '../domain/entrypoint.js';
-import type { ExperimentInput, ExperimentResult, ExperimentStatus } from '../domain/experiment-input.js';
+import type {
+  ExperimentInput,
+  ExperimentResult,
+  ExperimentStatus,
+  StoppedEarly,
+} from '../domain/experiment-input.js';
 import { codeCommits } from '../domain/code-commits.js';
+import { workerGpus } from '../domain/experiment.js';
+import { gpuUsageOfStages } from '../domain/gpu-usage.js';
 import type { ManifestDraft } from '../domain/manifest.js';
 import { runArchiveDir, runCheckpointDir, validationResultsPath } from '../domain/paths.js';
 import type {
@@ -15,6 +22,7 @@ import type {
   ValidationResult,
 } from '../domain/results.js';
 import type { TrackingOutcome } from '../domain/tracking.js';
+import type { ExperimentVisibility } from './experiment-visibility.js';
 import { type RunIds, runIds } from './run-ids.js';
 
 /**
@@ -51,9 +59,14 @@ export interface ExperimentRun {
   /** Checkpoint step current when a pause was asked for: training stops at the first one above it. */
   stopAfterCheckpoint?: number;
   pausedAtCheckpoint: boolean;
+  /** A sweep's scheduler asked this run to stop (signal), and whether training was stopped for it. */
+  stopRequest?: StoppedEarly;
+  stoppedEarly?: StoppedEarly;
   /** Why the run failed or was cancelled; undefined while it has not. */
   failure?: unknown;
   outcome?: ExperimentResult['outcome'];
+  /** Search attributes and current details (set by the workflow; absent in pure tests). */
+  visible?: ExperimentVisibility;
 }
 
 export function newExperimentRun(input: ExperimentInput, info: RunIds): ExperimentRun {
@@ -137,6 +150,9 @@ export function buildManifestDraft(run: ExperimentRun): ManifestDraft {
       resultsPath: validationResult ? validationResultsPath(run.runDir) : undefined,
     },
     stages: run.stages.map((s) => ({ ...s })),
+    // The archive's own record starts now: the cluster (torn down next) counts until this time.
+    gpuUsage: gpuUsageOfStages(run.stages, workerGpus(spec), run.stages.at(-1)?.startedAt ?? '', spec.cost),
+    ...(run.stoppedEarly ? { stoppedEarly: run.stoppedEarly } : {}),
     outcome: run.outcome ?? 'failed',
   };
 }
@@ -157,5 +173,12 @@ export function experimentResult(run: ExperimentRun): ExperimentResult {
     checkpointDir: run.checkpointDir,
     submits: run.submits,
     ...(run.tracking ? { tracking: run.tracking } : {}),
+    gpuUsage: gpuUsageOfStages(
+      run.stages,
+      workerGpus(run.input.spec),
+      run.stages.at(-1)?.endedAt ?? run.stages.at(-1)?.startedAt ?? '',
+      run.input.spec.cost,
+    ),
+    ...(run.stoppedEarly ? { stoppedEarly: run.stoppedEarly } : {}),
   };
 }

@@ -25,13 +25,16 @@ import {
   stageQuery,
   statusQuery,
   stopAtNextCheckpointSignal,
+  stopEarlySignal,
 } from './definitions.js';
+import { INTERMEDIATE_RESULTS_PATCH, intermediateResultSignal } from './sweep-definitions.js';
 import {
   type ExperimentRun,
   buildManifestDraft,
   experimentResult,
   newExperimentRun,
 } from './experiment-run.js';
+import { ExperimentVisibility } from './experiment-visibility.js';
 import { outcomeOf, unwrapFailure } from './failure-info.js';
 import { logStage } from './stage-log.js';
 import { notifyTargets } from './notify.js';
@@ -71,6 +74,7 @@ const RESUBMITTABLE: ReadonlySet<string> = new Set([
  */
 export async function experiment(input: ExperimentInput): Promise<ExperimentResult> {
   const run = newExperimentRun(input, workflowInfo());
+  run.visible = new ExperimentVisibility(run);
   answerQueriesAndSignals(run);
   await withinRunDeadline(run, async () => {
     await preflightStage(run);
@@ -99,6 +103,7 @@ function answerQueriesAndSignals(run: ExperimentRun): void {
       p.lastCheckpointStep !== undefined && p.lastCheckpointStep > status.lastCheckpointStep;
     if (p.lastCheckpointStep !== undefined)
       status.lastCheckpointStep = Math.max(status.lastCheckpointStep, p.lastCheckpointStep);
+    run.visible?.progressed(newCheckpoint);
     // Only new checkpoints reach the parent: each signal is history there, and a campaign can only
     // continue-as-new between attempts. A lost signal is harmless (the query is informational).
     if (parent && newCheckpoint) {
@@ -106,6 +111,15 @@ function answerQueriesAndSignals(run: ExperimentRun): void {
         .signal(progressSignal, { step: status.lastStep, lastCheckpointStep: status.lastCheckpointStep })
         .catch(() => undefined);
     }
+    // A sweep with a scheduler asked for each in-loop validation: one signal per validation.
+    if (parent && p.validation && run.input.reportValidations && patched(INTERMEDIATE_RESULTS_PATCH)) {
+      parent
+        .signal(intermediateResultSignal, { workflowId: run.ids.workflowId, ...p.validation })
+        .catch(() => undefined);
+    }
+  });
+  setHandler(stopEarlySignal, (why) => {
+    run.stopRequest ??= why;
   });
   setHandler(stopAtNextCheckpointSignal, () => {
     run.stopAfterCheckpoint ??= status.lastCheckpointStep;
@@ -121,6 +135,7 @@ function answerQueriesAndSignals(run: ExperimentRun): void {
 async function stage<T>(run: ExperimentRun, name: StageName, fn: () => Promise<T>): Promise<T> {
   run.status.stage = name;
   logStage(name, run.status.attempt);
+  run.visible?.stageStarted(name);
   const record: StageRecord = { stage: name, attempt: run.status.attempt, startedAt: workflowNowIso() };
   run.stages.push(record);
   try {
@@ -156,9 +171,11 @@ async function withinRunDeadline(run: ExperimentRun, pipeline: () => Promise<voi
       ? outcomeOf(run.failure)
       : run.pausedAtCheckpoint
         ? 'paused'
-        : run.earlyStopped
-          ? 'earlyStopped'
-          : 'succeeded';
+        : run.stoppedEarly
+          ? 'stoppedEarly'
+          : run.earlyStopped
+            ? 'earlyStopped'
+            : 'succeeded';
 }
 
 async function preflightStage(run: ExperimentRun): Promise<void> {
@@ -239,11 +256,15 @@ async function trainStage(run: ExperimentRun): Promise<boolean> {
     .run(() =>
       condition(
         () =>
-          run.stopAfterCheckpoint !== undefined && run.status.lastCheckpointStep > run.stopAfterCheckpoint,
+          (run.stopAfterCheckpoint !== undefined &&
+            run.status.lastCheckpointStep > run.stopAfterCheckpoint) ||
+          run.stopRequest !== undefined,
       ),
     )
     .then(() => {
-      run.pausedAtCheckpoint = true;
+      // A sweep's scheduler stops at once: the rung's checkpoint (if any) is on disk already.
+      if (run.stopRequest !== undefined) run.stoppedEarly = run.stopRequest;
+      else run.pausedAtCheckpoint = true;
       trainScope.cancel();
     })
     .catch(() => undefined);
@@ -263,6 +284,7 @@ async function trainStage(run: ExperimentRun): Promise<boolean> {
           checkpointDir: run.checkpointDir,
           resume: run.resume,
           ...wandbIds(run.input),
+          ...(run.input.reportValidations ? { reportValidations: true } : {}),
         }),
       ),
     );
@@ -276,6 +298,13 @@ async function trainStage(run: ExperimentRun): Promise<boolean> {
     }
     return true;
   } catch (err) {
+    if (run.stoppedEarly && isCancellation(err)) {
+      Object.assign(training, {
+        outcome: 'cancelled',
+        error: `stopped early at step ${run.status.lastStep} (rung ${run.stoppedEarly.rung}): ${run.stoppedEarly.reason}`,
+      });
+      return false;
+    }
     if (run.pausedAtCheckpoint && isCancellation(err)) {
       Object.assign(training, {
         outcome: 'cancelled',
@@ -348,10 +377,13 @@ async function teardownStage(run: ExperimentRun): Promise<void> {
   }
   run.status.stage = 'done';
   logStage('done', run.status.attempt, { outcome: run.outcome });
+  run.visible?.stageStarted('done'); // batched with the workflow's completion
 }
 
 async function notifyEnding(run: ExperimentRun): Promise<void> {
   const outcome = run.outcome ?? 'failed';
+  // Stopped by a sweep's scheduler: only a sweep's child ends so, and the sweep tells.
+  if (outcome === 'stoppedEarly') return;
   const reason = run.failure !== undefined ? unwrapFailure(run.failure).message : run.training.error;
   const { name, notify } = run.input.spec;
   await notifyTargets(

@@ -38,6 +38,7 @@ export const activityProfiles = {
   trackMlflowRun: 'quick',
   trackMlflowParent: 'quick',
   notify: 'quick',
+  applyCheckpointRetention: 'quick',
   awaitAdmission: 'polling',
   awaitJoin: 'polling',
   proveSharedStorage: 'polling',
@@ -70,6 +71,7 @@ export const {
   trackMlflowRun,
   trackMlflowParent,
   notify,
+  applyCheckpointRetention,
 } = bind('quick');
 export const { awaitAdmission, awaitJoin, proveSharedStorage, allReduceCheck, validate } = bind('polling');
 export const { archive, latestCompleteCheckpoint, hashCheckpoints } = bind('hashing');
@@ -84,3 +86,5 @@ export const NOTIFY_PATCH = 'notify';
 
 /** Workflows started before hashing became its own activity replay without it. */
 export const HASH_CHECKPOINTS_PATCH = 'hash-checkpoints-activity';
+/** Campaigns started before storage.retain existed replay without the retention activity. */
+export const CHECKPOINT_RETENTION_PATCH = 'checkpoint-retention';

@@ -7,12 +7,16 @@ import {
   condition,
   continueAsNew,
   executeChild,
+  getExternalWorkflowHandle,
   isCancellation,
+  patched,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ExperimentInput, ExperimentResult } from '../domain/experiment-input.js';
 import { ErrorTypes } from '../domain/error-types.js';
+import { workerGpus } from '../domain/experiment.js';
+import { type GpuUsage, sumGpuUsage, usageOfResult } from '../domain/gpu-usage.js';
 import {
   type ChildOutcome,
   type SweepInput,
@@ -21,15 +25,29 @@ import {
   type SweepResult,
   type SweepStatus,
 } from '../domain/sweep.js';
+import { emptySchedulerState, onIntermediateResult } from '../domain/asha.js';
+import { type SweepLimitChange, sweepLimitsRefusal } from '../domain/sweep-limits.js';
 import { applyParams, childWorkflowId, expandSweep } from '../domain/sweep-expand.js';
 import { bestChild, countOutcomes, rankChildren } from '../domain/sweep-results.js';
 import { workflowNowIso } from './clock.js';
 import { unwrapFailure } from './failure-info.js';
 import { archiveSweep } from './policies.js';
+import { SearchAttributes as K, startSearchAttributes } from './search-attributes.js';
 import { statusQuery } from './status-query.js';
-import { sweepStatusQuery } from './sweep-definitions.js';
 import { notifyTargets } from './notify.js';
 import { trackParent } from './tracking.js';
+import { stopEarlySignal } from './definitions.js';
+import {
+  SCHEDULER_PATCH,
+  intermediateResultSignal,
+  setSweepLimitsUpdate,
+  sweepStatusQuery,
+} from './sweep-definitions.js';
+
+/** A child's GPU-seconds, kept as two numbers (results travel through continue-as-new). */
+const gpuFields = (u: GpuUsage | undefined) =>
+  u ? { gpuSeconds: u.allocatedSeconds, busyGpuSeconds: u.busySeconds } : {};
+import { ChangingAttributes } from './visibility.js';
 
 /** Errors are kept to one line per child: the child's own manifest has the rest. */
 const shortError = (text: string) => text.split('\n')[0]?.slice(0, 300) ?? '';
@@ -63,7 +81,11 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
   let maxRunning = input.carry?.maxRunning ?? 0;
   let running = 0;
   let failed = results.filter((r) => r.outcome === 'failed').length;
-  const budgetExhausted = () => spec.failureBudget !== undefined && failed >= spec.failureBudget;
+  // Limits in force: the spec's, or the last change `sweep set` made (carried across continue-as-new).
+  const limitChanges: SweepLimitChange[] = [...(input.carry?.limitChanges ?? [])];
+  let concurrency = limitChanges.at(-1)?.concurrency ?? spec.concurrency;
+  let failureBudget = limitChanges.length > 0 ? limitChanges.at(-1)?.failureBudget : spec.failureBudget;
+  const budgetExhausted = () => failureBudget !== undefined && failed >= failureBudget;
 
   const status = (): SweepStatus => ({
     total,
@@ -73,12 +95,56 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     stoppedByFailureBudget: budgetExhausted(),
     runs,
     best: bestChild(results, spec.objective),
+    concurrency,
+    failureBudget,
   });
   setHandler(sweepStatusQuery, status);
+  let startingDone = false;
+  setHandler(
+    setSweepLimitsUpdate,
+    (limits) => {
+      concurrency = limits.concurrency ?? concurrency;
+      failureBudget = limits.failureBudget ?? failureBudget;
+      limitChanges.push({ at: workflowNowIso(), concurrency, failureBudget });
+      return status();
+    },
+    {
+      validator: (limits) => {
+        const refusal = sweepLimitsRefusal(limits, { done: startingDone, failed });
+        if (refusal) throw new Error(refusal);
+      },
+    },
+  );
   setHandler(statusQuery, () => ({ kind: 'sweep', ...status() }));
   // The parent run the children nest under; the base spec's `tracking` names the tracker.
   const mlflow = spec.base.tracking?.mlflow;
   let tracking = await trackParent(mlflow, 'sweep', spec.name, spec);
+
+  // Early stopping: each running child's in-loop validations go through the pure rung rule.
+  const { scheduler } = spec;
+  const schedulerState = input.carry?.scheduler ?? emptySchedulerState();
+  const indexOfRunning: Record<string, number> = {};
+  const stopSent: Record<number, boolean> = {};
+  setHandler(intermediateResultSignal, (r) => {
+    const index = indexOfRunning[r.workflowId];
+    const value = scheduler ? r.metrics[scheduler.metric] : undefined;
+    if (!scheduler || index === undefined || value === undefined) return;
+    const d = onIntermediateResult(
+      scheduler,
+      schedulerState,
+      { index, step: r.step, value },
+      spec.base.trainer.totalTrainingSteps,
+    );
+    if (!d.stop || stopSent[index] || !patched(SCHEDULER_PATCH)) return;
+    stopSent[index] = true;
+    getExternalWorkflowHandle(r.workflowId)
+      .signal(stopEarlySignal, { rung: d.rung ?? r.step, step: r.step, reason: d.reason ?? '' })
+      .catch(() => undefined);
+  });
+  const lastIntermediate = (index: number) => {
+    const last = schedulerState.reports[String(index)]?.at(-1);
+    return last ? { lastIntermediate: last } : {};
+  };
 
   function record(outcome: ChildOutcome): void {
     results.push(outcome);
@@ -101,13 +167,26 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     }
     running++;
     maxRunning = Math.max(maxRunning, running);
+    indexOfRunning[workflowId] = index;
     try {
-      const childInput: ExperimentInput = { spec: applied.spec, provenance };
+      const childInput: ExperimentInput = {
+        spec: applied.spec,
+        provenance,
+        ...(scheduler ? { reportValidations: true } : {}),
+      };
       const r = await executeChild<(i: ExperimentInput) => Promise<ExperimentResult>>(
         input.childWorkflowType,
         {
           workflowId,
           args: [childInput],
+          typedSearchAttributes: startSearchAttributes({
+            kind: 'experiment',
+            name: applied.spec.name,
+            backend: applied.spec.backend,
+            stage: 'preflight',
+            sweepId,
+          }),
+          staticSummary: childSummary(spec.name, index, total, params),
           // Cancel reaches the child and the sweep waits for its teardown to finish.
           cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
           // A terminated sweep still lets its children clean up (terminate would skip teardown).
@@ -125,6 +204,11 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
         successRate: r.validation.successRate,
         manifestPath: r.archive.manifestPath,
         error: paused ? 'paused by hand before validation' : undefined,
+        ...gpuFields(usageOfResult(r, workerGpus(applied.spec))),
+        ...lastIntermediate(index),
+        ...(r.stoppedEarly
+          ? { stoppedEarly: { rung: r.stoppedEarly.rung, reason: r.stoppedEarly.reason } }
+          : {}),
       });
     } catch (err) {
       // A failed child carries its experiment result in the failure details, if it got that far.
@@ -137,9 +221,12 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
         successRate: r?.validation.successRate,
         manifestPath: r?.archive.manifestPath,
         error: shortError(failure.message),
+        ...gpuFields(r?.stages ? usageOfResult(r, workerGpus(applied.spec)) : undefined),
+        ...lastIntermediate(index),
       });
     } finally {
       running--;
+      delete indexOfRunning[workflowId];
     }
   }
 
@@ -148,19 +235,27 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
   let cancelled: unknown;
   try {
     while (next < total && !budgetExhausted()) {
-      await condition(() => running < spec.concurrency);
+      await condition(() => running < concurrency);
       if (budgetExhausted()) break;
       if (historyFull()) {
         // Drain first: a running child's result must land in the carried results.
         await condition(() => running === 0);
         await continueAsNew<typeof sweep>({
           ...input,
-          carry: { nextIndex: next, results, runs: runs + 1, maxRunning },
+          carry: {
+            nextIndex: next,
+            results,
+            runs: runs + 1,
+            maxRunning,
+            ...(limitChanges.length > 0 ? { limitChanges } : {}),
+            ...(scheduler ? { scheduler: schedulerState } : {}),
+          },
         });
       }
       void runChild(next);
       next++;
     }
+    startingDone = true;
     await condition(() => running === 0);
   } catch (err) {
     if (!isCancellation(err)) throw err;
@@ -170,6 +265,7 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
   }
 
   const ranked = rankChildren(results, (i) => paramSets[i] ?? {}, spec.objective);
+  const best = bestChild(results, spec.objective);
   const counts = countOutcomes(results);
   // Reaching the budget fails the sweep (a schedule with pauseOnFailure then pauses).
   const stoppedByFailureBudget = budgetExhausted();
@@ -192,8 +288,30 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     stoppedByFailureBudget,
     outcome,
     children: ranked,
+    ...(limitChanges.length > 0 ? { limitChanges } : {}),
+    gpuUsage: sumGpuUsage(
+      results.map((r) =>
+        r.gpuSeconds === undefined
+          ? undefined
+          : {
+              gpus: workerGpus(spec.base),
+              allocatedSeconds: r.gpuSeconds,
+              busySeconds: r.busyGpuSeconds ?? 0,
+              allocatedGpuHours: 0,
+            },
+      ),
+      spec.base.cost,
+    ),
     writtenAt: workflowNowIso(),
   };
+  // A scheduled sweep learns its id only when it fires: its RagenSweepId comes with this upsert.
+  const visible = new ChangingAttributes()
+    .set(K.stage, 'done')
+    .set(K.outcome, outcome)
+    .set(K.sweepId, sweepId);
+  // The objective is validation.successRate: the best child's is the sweep's.
+  if (best) visible.set(K.validationSuccess, best.value);
+  visible.flush(); // batched with the archive activity
   const archived = await CancellationScope.nonCancellable(() =>
     archiveSweep({ manifest, archiveDir: spec.base.storage.archiveDir }),
   );
@@ -226,9 +344,17 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     throw ApplicationFailure.create({
       type: ErrorTypes.SweepFailureBudgetExhausted,
       nonRetryable: true,
-      message: `${failed} children failed (failureBudget ${spec.failureBudget}); ${total - results.length} of ${total} were not started`,
+      message: `${failed} children failed (failureBudget ${failureBudget}); ${total - results.length} of ${total} were not started`,
       details: [result],
     });
   }
   return result;
+}
+
+/** The Temporal UI's summary of a sweep child: the sweep, its index and the swept parameters. */
+function childSummary(name: string, index: number, total: number, params: Record<string, unknown>): string {
+  const swept = Object.entries(params)
+    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    .join(', ');
+  return `${name} child ${index + 1}/${total}: ${swept || '(base spec)'}`;
 }

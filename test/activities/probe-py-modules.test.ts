@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { chmod, copyFile, cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -9,7 +11,9 @@ import { createAllReduceCheck } from '../../src/activities/allreduce.js';
 import { createActivities } from '../../src/activities/index.js';
 import type { ActivityDeps } from '../../src/activities/deps.js';
 import { LocalBackend } from '../../src/backends/local/local-backend.js';
-import { RayDashboardClient } from '../../src/backends/ray/dashboard-client.js';
+import { authTokenPath } from '../../src/backends/local/auth-token.js';
+import { RayDashboardClient, TERMINAL_JOB_STATES } from '../../src/backends/ray/dashboard-client.js';
+import { RayHttpError } from '../../src/backends/ray/http.js';
 import { buildPyModulesPackage } from '../../src/backends/ray/py-modules.js';
 import { REPO_ROOT, loadConfig } from '../../src/config.js';
 import type { ClusterHandle } from '../../src/domain/cluster.js';
@@ -50,7 +54,7 @@ after(async () => {
 function deps(probesDir?: string): ActivityDeps {
   return {
     backends: { local: backend },
-    rayHead: (url) => new RayDashboardClient(url),
+    rayHead: (url, token) => new RayDashboardClient(url, token),
     reportProgress: async () => undefined,
     workflowStatus: async () => undefined,
     probesDir,
@@ -69,7 +73,7 @@ describe('all-reduce probe shipped as runtime_env py_modules (real local Ray, a 
     const spec = testSpec({}, dir);
     const owner = { experiment: spec.name, workflowId: 'probe-test', runId: 'r', attempt: 0 };
     handle = await backend.createCluster({ name: 'probe-pm-a0', spec, owner });
-    const head = new RayDashboardClient(handle.dashboardUrl ?? '');
+    const head = new RayDashboardClient(handle.dashboardUrl ?? '', await backend.dashboardToken(handle));
     const pkg = await buildPyModulesPackage(join(REPO_ROOT, 'probes'), 'ragen_probes');
     assert.equal(await head.packageExists(pkg.name), false, 'a fresh cluster has no probe package');
 
@@ -102,6 +106,11 @@ describe('all-reduce probe shipped as runtime_env py_modules (real local Ray, a 
       { flag: 'a' },
     );
     const image = `127.0.0.1:5000/ragen/sokoban@sha256:${'a'.repeat(64)}`;
+    // The renamed handle (for its own submission id) is the same cluster: it gets the cluster's token file.
+    const brokenDir = join(runRoot, `${handle.name}-broken`);
+    await mkdir(brokenDir, { recursive: true });
+    await copyFile(authTokenPath(join(runRoot, handle.name)), authTokenPath(brokenDir));
+    await chmod(authTokenPath(brokenDir), 0o600);
     const spec = testSpec({ image }, dir);
     const env = new MockActivityEnvironment();
     await assert.rejects(
@@ -122,8 +131,51 @@ describe('all-reduce probe shipped as runtime_env py_modules (real local Ray, a 
     );
   });
 
+  it('Ray token auth: a job without the token is refused (401), a wrong one too (403), the cluster token is accepted and its driver joins Ray; the token is in a 0600 file only, not in the handle or any log', async () => {
+    assert.ok(handle, 'the cluster of the previous tests');
+    const url = handle.dashboardUrl ?? '';
+    const token = (await backend.dashboardToken(handle)) ?? '';
+    assert.match(token, /^[0-9a-f]{64}$/);
+    const file = authTokenPath(join(runRoot, handle.name));
+    assert.equal((await stat(file)).mode & 0o777, 0o600, 'only its owner may read the token file');
+    assert.ok(!JSON.stringify(handle).includes(token), 'the handle (workflow history) has no token');
+    const driver = `${bare.python} -c "import ray; ray.init(); print('auth-ok', ray.cluster_resources()['CPU'])"`;
+    const refused = (status: number) => (err: unknown) =>
+      err instanceof RayHttpError && err.status === status && !err.message.includes(token);
+    await assert.rejects(new RayDashboardClient(url).submitJob('auth-none', driver, {}), refused(401));
+    await assert.rejects(
+      new RayDashboardClient(url, 'f'.repeat(64)).submitJob('auth-bad', driver, {}),
+      refused(403),
+    );
+    const head = new RayDashboardClient(url, token);
+    assert.deepEqual(await head.submitJob('auth-good', driver, {}), { created: true });
+    let job = await head.job('auth-good');
+    for (let i = 0; i < 120 && job && !TERMINAL_JOB_STATES.has(job.status); i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      job = await head.job('auth-good');
+    }
+    assert.equal(job?.status, 'SUCCEEDED', job?.message);
+    assert.match(
+      await head.jobLogs('auth-good'),
+      /auth-ok/,
+      'the driver connected with the inherited token path',
+    );
+    const { stdout } = await promisify(execFile)('grep', [
+      '-rlF',
+      '--exclude=ray-auth-token',
+      token,
+      runRoot,
+    ]).catch((err: { code?: number; stdout?: string }) => {
+      if (err.code === 1) return { stdout: '' }; // grep: no match
+      throw err;
+    });
+    assert.equal(stdout, '', 'no log or state file holds the token');
+  });
+
   it('leaves no Ray process after the cluster is deleted', async () => {
     if (handle) await backend.deleteCluster(handle);
+    if (handle)
+      await assert.rejects(stat(authTokenPath(join(runRoot, handle.name))), 'the token file is deleted too');
     handle = undefined;
     assert.deepEqual(await rayProcesses(), []);
   });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -12,6 +12,13 @@ import type { ClusterHandle, ClusterStatus } from '../../src/domain/cluster.js';
 import type { TrainHeartbeat } from '../../src/domain/progress.js';
 import { FakeRayHead, fakeBackend, readyCluster } from '../helpers/fake-ray-head.js';
 import { testSpec } from '../helpers/specs.js';
+import { MetricsSeriesSchema, MetricsSummarySchema } from '../../src/domain/metrics-series.js';
+import {
+  metricsSeriesPath,
+  metricsSummaryPath,
+  runArchiveDir,
+  trainLogPath,
+} from '../../src/domain/paths.js';
 
 const handle: ClusterHandle = {
   backend: 'local',
@@ -37,7 +44,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
     const env = new MockActivityEnvironment();
     const beats: TrainHeartbeat[] = [];
     env.on('heartbeat', (d: TrainHeartbeat) => beats.push({ ...d }));
-    const spec = testSpec();
+    const spec = testSpec({}, dir);
     const train = createTrain(deps(head));
     const running = env.run(train, {
       spec,
@@ -73,7 +80,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
       lastProgressAt: Date.now() - 3_600_000,
     };
     const env = new MockActivityEnvironment({ heartbeatDetails: previous });
-    const spec = testSpec();
+    const spec = testSpec({}, dir);
     spec.deadlines.noProgressSeconds = 60;
     await assert.rejects(
       env.run(createTrain(deps(head)), {
@@ -101,7 +108,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
     const env = new MockActivityEnvironment();
     await assert.rejects(
       env.run(createTrain(deps(head, () => readyCluster(1, 1))), {
-        spec: testSpec(),
+        spec: testSpec({}, dir),
         handle,
         checkpointDir: dir,
         resume: { mode: 'disable' as const },
@@ -120,7 +127,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
       '(TaskRunner pid=1) step:7 - val-env/CoordSokoban/success:0.0 - early_stopped/low_validation_success:1.0\n';
     const env = new MockActivityEnvironment();
     const result = await env.run(createTrain(deps(head)), {
-      spec: testSpec(),
+      spec: testSpec({}, dir),
       handle,
       checkpointDir: dir,
       resume: { mode: 'disable' as const },
@@ -136,7 +143,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
     const env = new MockActivityEnvironment();
     await assert.rejects(
       env.run(createTrain(deps(head)), {
-        spec: testSpec(),
+        spec: testSpec({}, dir),
         handle,
         checkpointDir: dir,
         resume: { mode: 'disable' as const },
@@ -174,7 +181,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
       const env = new MockActivityEnvironment();
       await assert.rejects(
         env.run(createTrain(deps(head)), {
-          spec: testSpec(),
+          spec: testSpec({}, dir),
           handle,
           checkpointDir: dir,
           resume: { mode: 'disable' as const },
@@ -192,7 +199,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
     const dir = await mkdtemp(join(tmpdir(), 'train-'));
     const head = new FakeRayHead();
     head.submitted.push('c-a0-train-0');
-    const spec = testSpec();
+    const spec = testSpec({}, dir);
     spec.deadlines.noProgressSeconds = 60;
     spec.deadlines.firstStepSeconds = 3600;
     // 10 minutes after submission, resumed at step 10: only its validation line (step:10) so far.
@@ -212,13 +219,16 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
     env.cancel();
     await assert.rejects(running, (err) => err instanceof CancelledFailure);
     // The first step came and then nothing for longer than noProgressSeconds.
+    // Each scenario its own archive (the log copy and its parse state live there).
+    const stuckSpec = testSpec({}, await mkdtemp(join(tmpdir(), 'train-')));
+    stuckSpec.deadlines = { ...spec.deadlines };
     const stuck = new FakeRayHead();
     stuck.submitted.push('c-a0-train-0');
     stuck.logs = 'step:10 - x:1\nstep:11 - x:1\n';
     const after: TrainHeartbeat = { ...waiting, step: 11 };
     await assert.rejects(
       new MockActivityEnvironment({ heartbeatDetails: after }).run(createTrain(deps(stuck)), {
-        spec,
+        spec: stuckSpec,
         handle,
         checkpointDir: dir,
         resume,
@@ -226,12 +236,13 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
       /noProgressSeconds=60/,
     );
     // No first step within firstStepSeconds.
-    spec.deadlines.firstStepSeconds = 300;
+    const neverSpec = testSpec({}, await mkdtemp(join(tmpdir(), 'train-')));
+    neverSpec.deadlines = { ...spec.deadlines, firstStepSeconds: 300 };
     const never = new FakeRayHead();
     never.submitted.push('c-a0-train-0');
     await assert.rejects(
       new MockActivityEnvironment({ heartbeatDetails: waiting }).run(createTrain(deps(never)), {
-        spec,
+        spec: neverSpec,
         handle,
         checkpointDir: dir,
         resume,
@@ -240,12 +251,93 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
     );
   });
 
+  it('reads only new log bytes, copies the log next to the manifest, and a retry continues the copy and the metrics', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'train-'));
+    const spec = testSpec({}, dir);
+    const runDir = runArchiveDir(spec.storage, spec.name, 'w'); // MockActivityEnvironment's workflow id
+    const copy = trainLogPath(runDir, handle.name);
+    const head = new FakeRayHead();
+    const input = { spec, handle, checkpointDir: dir, resume: { mode: 'disable' as const } };
+    const first = new MockActivityEnvironment({ workflowExecution: { workflowId: 'w', runId: 'r' } });
+    const running = first.run(createTrain(deps(head)), input);
+    for (let step = 1; step <= 12; step++) {
+      head.logs += `(TaskRunner pid=1) step:${step} - critic/score/mean:${step % 5} - actor/loss:${1 / step}\nnoise ${step}\n`;
+      if (step === 10) await writeFile(join(dir, 'latest_checkpointed_iteration.txt'), '10');
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    head.logs += 'a last line without newline';
+    first.cancel(); // the worker goes away mid-run
+    await assert.rejects(running, (err) => err instanceof CancelledFailure);
+    assert.ok(head.followedBytes <= Buffer.byteLength(head.logs), 'no byte sent twice while following');
+    const copied = await readFile(copy, 'utf8');
+    assert.ok(
+      copied.length > 0 && head.logs.startsWith(copied) && copied.endsWith('\n'),
+      'whole lines copied, a partial one waits',
+    );
+
+    // The retry: the same job, the log grown further; the copy continues without repeating a byte.
+    head.logs += ' ends here\nstep:20 - critic/score/mean:4 - actor/loss:0.01\n';
+    await writeFile(join(dir, 'latest_checkpointed_iteration.txt'), '20');
+    head.status = 'SUCCEEDED';
+    const retry = new MockActivityEnvironment({
+      workflowExecution: { workflowId: 'w', runId: 'r' },
+      heartbeatDetails: {
+        step: 12,
+        lastCheckpointStep: 10,
+        submissionId: 'c-a0-train-0',
+        lastProgressAt: Date.now(),
+      },
+    });
+    const result = (await retry.run(createTrain(deps(head)), input)) as TrainResult;
+    assert.equal(result.finalStep, 20);
+    assert.equal(await readFile(copy, 'utf8'), head.logs, 'the copy is the log, nothing twice');
+    const series = MetricsSeriesSchema.parse(JSON.parse(await readFile(metricsSeriesPath(runDir), 'utf8')));
+    assert.deepEqual(
+      series.points.map((p) => p.step),
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 20],
+      'steps before the retry come from the saved state and the copy, not from the log again',
+    );
+    const summary = MetricsSummarySchema.parse(
+      JSON.parse(await readFile(metricsSummaryPath(runDir), 'utf8')),
+    );
+    assert.deepEqual(summary['critic/score/mean'], {
+      last: 4,
+      lastStep: 20,
+      best: 4,
+      bestStep: 4,
+      mode: 'max',
+    });
+    assert.equal(summary['actor/loss']?.mode, 'min');
+  });
+
+  it('never appends to a log file at its place that it did not write', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'train-'));
+    const spec = testSpec({}, dir);
+    const runDir = runArchiveDir(spec.storage, spec.name, 'w');
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(runDir, { recursive: true });
+    await writeFile(trainLogPath(runDir, handle.name), 'a user file\n');
+    const head = new FakeRayHead();
+    head.status = 'SUCCEEDED';
+    head.logs = 'step:20 - x:1\n';
+    await writeFile(join(dir, 'latest_checkpointed_iteration.txt'), '20');
+    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'w', runId: 'r' } });
+    await env.run(createTrain(deps(head)), {
+      spec,
+      handle,
+      checkpointDir: dir,
+      resume: { mode: 'disable' as const },
+    });
+    assert.equal(await readFile(trainLogPath(runDir, handle.name), 'utf8'), 'a user file\n');
+    assert.equal(await readFile(trainLogPath(runDir, handle.name, 1), 'utf8'), head.logs);
+  });
+
   it('stops the job when the activity is cancelled', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'train-'));
     const head = new FakeRayHead();
     const env = new MockActivityEnvironment();
     const running = env.run(createTrain(deps(head)), {
-      spec: testSpec(),
+      spec: testSpec({}, dir),
       handle,
       checkpointDir: dir,
       resume: { mode: 'disable' as const },

@@ -69,7 +69,7 @@ after(async () => {
 
 const deps = (): ActivityDeps => ({
   backends: { local: backend },
-  rayHead: (url) => new RayDashboardClient(url),
+  rayHead: (url, token) => new RayDashboardClient(url, token),
   reportProgress: async () => undefined,
   workflowStatus: async () => undefined,
   pollIntervalMs: 500,

@@ -54,6 +54,7 @@ export function fakeActivities(overrides: Partial<Activities> = {}) {
       sha256: 'f'.repeat(64),
     }),
     latestCompleteCheckpoint: async () => ({ checkpoints: [], untrusted: [] }),
+    applyCheckpointRetention: async () => ({ kept: [], deleted: [] }),
     archiveCampaign: async ({ draft }) => ({
       manifestPath: `/fake/${draft.campaign}/campaign.json`,
       sha256: 'c'.repeat(64),

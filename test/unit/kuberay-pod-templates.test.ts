@@ -100,6 +100,12 @@ describe('kuberay pod template fields in the RayCluster (pure builder)', () => {
         { name: 'WANDB_MODE', value: 'offline' },
         { name: 'HF_HUB_OFFLINE', value: '1' },
         { name: 'WANDB_API_KEY', valueFrom: { secretKeyRef: { name: 'wandb', key: 'api-key' } } },
+        // Ray token auth, last so a user's entry of the same name cannot turn it off.
+        { name: 'RAY_AUTH_MODE', value: 'token' },
+        {
+          name: 'RAY_AUTH_TOKEN',
+          valueFrom: { secretKeyRef: { name: 'sokoban-test-abcd1234-a0-ray-auth', key: 'auth_token' } },
+        },
       ]);
       assert.deepEqual(c.envFrom, [{ prefix: 'HF_', secretRef: { name: 'hf-credentials' } }]);
     }

@@ -41,3 +41,34 @@ describe('verl console line parser', () => {
     assert.deepEqual(summary.earlyStopped, []);
   });
 });
+
+describe('incremental train log parsing', () => {
+  it('gives the same state fed in pieces as fed at once, and keeps failure evidence from anywhere', async () => {
+    const { emptyTrainLogState, feedTrainLog, failureText } =
+      await import('../../src/activities/train-log.js');
+    const lines = [
+      'step:0 - val-env/CoordSokoban/success:0.1',
+      "OSError: [Errno 28] No space left on device: '/ckpt/x'",
+      ...Array.from(
+        { length: 200 },
+        (_, i) => `step:${i + 1} - critic/score/mean:${i} - actor/loss:${1 / (i + 1)}`,
+      ),
+      'step:200 - early_stopped/low_validation_success:1.0',
+    ];
+    const whole = emptyTrainLogState();
+    feedTrainLog(whole, `${lines.join('\n')}\n`);
+    const pieces = emptyTrainLogState();
+    for (let i = 0; i < lines.length; i += 7) feedTrainLog(pieces, `${lines.slice(i, i + 7).join('\n')}\n`);
+    assert.deepEqual(pieces, whole);
+    assert.equal(whole.lastStep, 200);
+    assert.deepEqual(whole.earlyStopped, ['early_stopped/low_validation_success']);
+    assert.equal(whole.summary['critic/score/mean']?.best, 199);
+    assert.equal(whole.summary['actor/loss']?.bestStep, 200);
+    assert.ok(whole.tail.length <= 60);
+    assert.match(
+      failureText(whole),
+      /No space left on device/,
+      'evidence kept though it scrolled out of the tail',
+    );
+  });
+});

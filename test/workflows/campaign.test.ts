@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
+import type { Activities } from '../../src/activities/index.js';
 import type {
   CampaignBudgets,
   CampaignInput,
@@ -278,5 +279,33 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
     assert.ok(calls.includes('archive') && calls.includes('teardown'));
     assert.equal(world.campaignManifests.at(-1)?.draft.outcome, 'cancelled');
     assert.equal(world.campaignManifests.at(-1)?.draft.attempts[0]?.outcome, 'cancelled');
+  });
+});
+
+describe('campaign checkpoint retention and GPU-seconds (time-skipping server, stand-in storage)', () => {
+  it('asks the retention activity between attempts, protecting the resume candidate; sums GPU-seconds', async () => {
+    const world = fakeCampaignWorld(() => env.client, {
+      failAt: (attempt, step) => attempt === 1 && step === 15,
+    });
+    const asked: Parameters<Activities['applyCheckpointRetention']>[0][] = [];
+    world.overrides.applyCheckpointRetention = async (input) => {
+      asked.push(input);
+      return { kept: [], deleted: [] };
+    };
+    const input = campaignInput();
+    input.spec.storage.retain = { latest: 1 };
+    const { result } = await runCampaign(world, input);
+    assert.equal(result?.outcome, 'succeeded');
+    const beforeSecond = asked.find((a) => a.protect.some((p) => p.step === 10));
+    assert.deepEqual(beforeSecond?.protect, [{ step: 10, why: 'the resume candidate' }]);
+    assert.deepEqual(beforeSecond?.retain, { latest: 1 });
+    const draft = world.campaignManifests.at(-1)?.draft;
+    const perAttempt = draft?.attempts.map((a) => a.gpuUsage?.allocatedSeconds ?? -1) ?? [];
+    assert.equal(perAttempt.length, 2);
+    assert.ok(perAttempt.every((s) => s >= 0));
+    assert.equal(
+      draft?.gpuUsage?.allocatedSeconds,
+      perAttempt.reduce((a, b) => a + b, 0),
+    );
   });
 });

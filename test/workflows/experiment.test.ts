@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError } from '@temporalio/client';
@@ -12,6 +15,10 @@ import type { experiment } from '../../src/workflows/experiment.js';
 import { fakeActivities, heartbeatUntilCancelled } from '../helpers/fake-activities.js';
 import { testInput, testSpec } from '../helpers/specs.js';
 import { timeSkippingEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
+import { locateRun } from '../../src/cli/report-locate.js';
+import { ManifestSchema } from '../../src/domain/manifest.js';
+import { manifestPath } from '../../src/domain/paths.js';
+import { buildReportModel } from '../../src/report/write-report.js';
 
 let env: TestWorkflowEnvironment;
 before(async () => {
@@ -237,4 +244,39 @@ describe('experiment workflow (time-skipping server, fake activities)', () => {
       assert.deepEqual(calls.slice(-2), ['archive', 'teardown']);
     });
   }
+});
+
+describe('report: a workflow found by its id (time-skipping server, stand-in activities)', () => {
+  it('reads the archive folder from the input and every stage through teardown from the result', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'report-locate-'));
+    try {
+      const spec = testSpec({}, root);
+      // A stand-in archive that writes the manifest where the real one does.
+      const archive: Activities['archive'] = async ({ draft, archiveDir }) => {
+        const path = manifestPath(archiveDir, draft.experiment, draft.temporal.workflowId);
+        const manifest = ManifestSchema.parse({
+          schemaVersion: 1,
+          ...draft,
+          checkpoints: [],
+          writtenAt: new Date(0).toISOString(),
+        });
+        await mkdir(dirname(path), { recursive: true });
+        await writeFile(path, JSON.stringify(manifest));
+        return { manifestPath: path, sha256: 'f'.repeat(64), checkpoints: 0 };
+      };
+      const { result, workflowId } = await runWith({ archive }, testInput(spec));
+      assert.equal(result?.outcome, 'succeeded');
+      const located = await locateRun(env.client, workflowId);
+      assert.equal(located.kind, 'experiment');
+      assert.equal(located.dir, join(root, 'archive', spec.name, workflowId));
+      assert.equal(located.completeStages?.at(-1)?.stage, 'teardown');
+      const model = await buildReportModel(located, { keys: [], top: 5 });
+      const timeline = model.sections.find((s) => s.title === 'Stage timeline')!;
+      assert.ok(timeline.notes.includes('Stages from the workflow’s result (through teardown).'));
+      assert.deepEqual(timeline.gantt?.bars.at(-1)?.label, 'teardown');
+      assert.match(model.sections[0]!.notes[0]!, /no metrics series at/);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
 });

@@ -13,6 +13,7 @@ import { type KubeAction, KubeStatusError, kubeFailure, statusOf } from './kube-
 import type { PodLike } from './pod-failures.js';
 import { RAYCLUSTER, type RayClusterObject } from './raycluster.js';
 import { type BackendLogger, quietLogger } from '../logger.js';
+import type { SecretObject } from './auth-secret.js';
 
 /**
  * The one module that owns @kubernetes/client-node. Every request goes through `call`, which counts
@@ -215,6 +216,69 @@ export class KubeApi {
       (type, object) => onEvent({ type: type as WatchEvent['type'], object: object as PodLike }),
       onDone,
     );
+  }
+
+  private secretAction(verb: string, name?: string): KubeAction {
+    return { verb, resource: 'secrets', namespace: this.namespace, name };
+  }
+
+  /** Create; on 409 AlreadyExists the existing Secret (a retried create keeps the first token). */
+  async createSecret(body: SecretObject): Promise<{ created: boolean; secret: SecretObject }> {
+    const { name } = body.metadata;
+    try {
+      const secret = await this.call(
+        this.secretAction('create', name),
+        () => this.core.createNamespacedSecret({ namespace: this.namespace, body }),
+        [409],
+      );
+      return { created: true, secret: secret as SecretObject };
+    } catch (err) {
+      if (!(err instanceof KubeStatusError) || err.status !== 409) throw err;
+      const existing = await this.getSecret(name);
+      if (!existing)
+        throw transient(
+          TransientErrorTypes.ClusterStartFailed,
+          `Secret ${name} answered 409 AlreadyExists but is gone on read-back; retrying`,
+        );
+      return { created: false, secret: existing };
+    }
+  }
+
+  /** undefined on 404. */
+  async getSecret(name: string): Promise<SecretObject | undefined> {
+    try {
+      return (await this.call(
+        this.secretAction('get', name),
+        () => this.core.readNamespacedSecret({ name, namespace: this.namespace }),
+        [404],
+      )) as SecretObject;
+    } catch (err) {
+      if (err instanceof KubeStatusError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** PUT with the read resourceVersion (a concurrent change answers 409 and the caller retries). */
+  async replaceSecret(body: SecretObject): Promise<void> {
+    const { name } = body.metadata;
+    await this.call(this.secretAction('update', name), () =>
+      this.core.replaceNamespacedSecret({ name, namespace: this.namespace, body }),
+    );
+  }
+
+  /** `found: false` on 404. */
+  async deleteSecret(name: string): Promise<{ found: boolean }> {
+    try {
+      await this.call(
+        this.secretAction('delete', name),
+        () => this.core.deleteNamespacedSecret({ name, namespace: this.namespace }),
+        [404],
+      );
+      return { found: true };
+    } catch (err) {
+      if (err instanceof KubeStatusError && err.status === 404) return { found: false };
+      throw err;
+    }
   }
 
   /** Whether ray.io/v1 rayclusters is served: the CRD when readable, else API discovery (open to every user). */

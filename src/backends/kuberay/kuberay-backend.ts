@@ -13,6 +13,7 @@ import { RayClusterCache } from './raycluster-cache.js';
 import type { BackendLogger } from '../logger.js';
 import { RayPodCache } from './pod-cache.js';
 import { podFailures, podsWaiting } from './pod-failures.js';
+import { type SecretObject, authSecretName, buildAuthSecret, tokenOf } from './auth-secret.js';
 
 /**
  * How the worker reaches a head's dashboard. `service`: the head Service's cluster DNS
@@ -50,6 +51,8 @@ export class KubeRayBackend implements ComputeBackend {
   private apiInstance: KubeApi | undefined;
   private cacheInstance: RayClusterCache | undefined;
   private podCacheInstance: RayPodCache | undefined;
+  /** Ray auth tokens by cluster name, read once from each cluster's Secret (memory only). */
+  private readonly tokens = new Map<string, string>();
 
   constructor(
     readonly config: KubeRayBackendConfig,
@@ -97,13 +100,24 @@ export class KubeRayBackend implements ComputeBackend {
     } catch (err) {
       throw permanent(ErrorTypes.InvalidSpec, (err as Error).message);
     }
+    // The token's Secret first: the Pods read it at start (a missing Secret would fail them).
+    const auth = await this.api.createSecret(buildAuthSecret(name, this.config.namespace, owner));
+    if (!auth.created && !isOwnedBy(auth.secret.metadata, owner))
+      throw permanent(
+        ErrorTypes.ClusterNameTaken,
+        `Secret ${this.ref(authSecretName(name))} already exists and is not this workflow attempt's; delete it or rename the experiment`,
+      );
     const { created, object } = await this.api.createRayCluster(body);
     if (!created && !isOwnedBy(object.metadata, owner)) {
+      if (auth.created) await this.api.deleteSecret(authSecretName(name));
       throw permanent(
         ErrorTypes.ClusterNameTaken,
         `RayCluster ${this.ref(name)} already exists and is not this workflow attempt's (labels ${JSON.stringify(object.metadata.labels ?? {})}); delete it or rename the experiment`,
       );
     }
+    await this.adoptSecret(auth.secret, object);
+    const token = tokenOf(auth.secret);
+    if (token) this.tokens.set(name, token);
     return {
       backend: 'kuberay',
       name,
@@ -111,6 +125,31 @@ export class KubeRayBackend implements ComputeBackend {
       owner,
       dashboardUrl: await this.dashboardUrl(name),
     };
+  }
+
+  /** The RayCluster owns its Secret, so Kubernetes' garbage collector removes it with the cluster. */
+  private async adoptSecret(secret: SecretObject, cluster: RayClusterObject): Promise<void> {
+    const uid = cluster.metadata.uid;
+    if (!uid || secret.metadata.ownerReferences?.some((r) => r.uid === uid)) return;
+    await this.api.replaceSecret({
+      ...secret,
+      metadata: {
+        ...secret.metadata,
+        ownerReferences: [
+          { apiVersion: cluster.apiVersion, kind: cluster.kind, name: cluster.metadata.name, uid },
+        ],
+      },
+    });
+  }
+
+  /** From the cluster's Secret, read once per worker process; undefined when it has none. */
+  async dashboardToken(handle: ClusterHandle): Promise<string | undefined> {
+    const cached = this.tokens.get(handle.name);
+    if (cached) return cached;
+    const secret = await this.api.getSecret(authSecretName(handle.name));
+    const token = secret && tokenOf(secret);
+    if (token) this.tokens.set(handle.name, token);
+    return token;
   }
 
   private async dashboardUrl(name: string): Promise<string> {
@@ -169,7 +208,7 @@ export class KubeRayBackend implements ComputeBackend {
     }
     const url = handle.dashboardUrl ?? dashboardFromStatus(object);
     if (!url) return { phase: 'pending', ...empty, message: `${verdict.message}; no dashboard address yet` };
-    return statusFromHead(url, verdict.message);
+    return statusFromHead(url, verdict.message, await this.dashboardToken(handle));
   }
 
   /** Delete (404 = already gone), then poll until the object and its Ray pods are gone. */
@@ -192,9 +231,12 @@ export class KubeRayBackend implements ComputeBackend {
       }
       await sleep(this.config.pollMs ?? 1000);
     }
+    // Garbage collection removes the Secret where kube-controller-manager runs; delete it anyway.
+    const secret = await this.api.deleteSecret(authSecretName(handle.name));
+    this.tokens.delete(handle.name);
     this.cacheInstance?.forget(handle.name);
     this.podCacheInstance?.forget(handle.name);
-    return { alreadyGone: !found };
+    return { alreadyGone: !found && !secret.found };
   }
 
   /** Pods left behind; -1 (unknown, not waited for) when this identity may not list pods. */

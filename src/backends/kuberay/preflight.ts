@@ -2,10 +2,10 @@ import { isDomainError } from '../../errors/domain-error.js';
 import { type ExperimentSpec, workerGpus } from '../../domain/experiment.js';
 import type { PreflightCheck } from '../backend.js';
 import type { KubeApi } from './kube-api.js';
-import { RAYCLUSTER } from './raycluster.js';
+import { KUBERAY_PERMISSIONS } from './permissions.js';
 
-/** Verbs the backend uses on rayclusters: create/get/delete for the lifecycle, list/watch for status and the reaper. */
-export const RAYCLUSTER_VERBS = ['create', 'get', 'delete', 'list', 'watch'] as const;
+/** The namespaced permissions of the lifecycle (the PVC has its own check below). */
+const NEEDED = KUBERAY_PERMISSIONS.filter((p) => !p.cluster && p.resource !== 'persistentvolumeclaims');
 
 /**
  * KubeRay preflight: the ray.io/v1 RayCluster CRD is served; SelfSubjectAccessReview allows every
@@ -18,18 +18,26 @@ export async function kuberayPreflight(api: KubeApi, spec: ExperimentSpec): Prom
   const crd = await api.rayClusterCrd();
   checks.push({ name: 'kuberay-crd', ok: crd.installed, detail: crd.detail });
 
-  const denied: string[] = [];
-  for (const verb of RAYCLUSTER_VERBS) {
-    const review = await api.canI(verb, RAYCLUSTER.plural, RAYCLUSTER.group);
-    if (!review.allowed) denied.push(verb);
+  const missing: string[] = [];
+  for (const { resource, group, verbs } of NEEDED) {
+    const denied: string[] = [];
+    for (const verb of verbs) {
+      const review = await api.canI(verb, resource, group);
+      if (!review.allowed) denied.push(verb);
+    }
+    const name = group ? `${resource}.${group}` : resource;
+    if (denied.length)
+      missing.push(
+        `${api.identity} cannot ${denied.join(', ')} ${name} in namespace ${api.namespace}; grant verbs [${denied.join(', ')}] on resource ${resource} (apiGroup ${group || '""'})`,
+      );
   }
   checks.push({
     name: 'kuberay-permissions',
-    ok: denied.length === 0,
+    ok: missing.length === 0,
     detail:
-      denied.length === 0
-        ? `${api.identity} may ${RAYCLUSTER_VERBS.join('/')} rayclusters.ray.io in namespace ${api.namespace}`
-        : `missing permission: ${api.identity} cannot ${denied.join(', ')} rayclusters.ray.io in namespace ${api.namespace}; grant verbs [${denied.join(', ')}] on resource rayclusters (apiGroup ray.io) with a Role and RoleBinding`,
+      missing.length === 0
+        ? `${api.identity} may ${NEEDED.map((p) => `${p.verbs.join('/')} ${p.group ? `${p.resource}.${p.group}` : p.resource}`).join(', ')} in namespace ${api.namespace}`
+        : `missing permission: ${missing.join('; ')} with a Role and RoleBinding (deploy/kuberay-rbac.yaml)`,
   });
 
   const want = workerGpus(spec);

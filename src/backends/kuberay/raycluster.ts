@@ -3,6 +3,7 @@ import type { ExperimentSpec } from '../../domain/experiment.js';
 import { workerGroupSettings } from '../../domain/kuberay.js';
 import { ownerAnnotations, ownerLabels } from './labels.js';
 import { podSpec, rayContainer } from './pod-template.js';
+import { withRayAuthEnv } from './auth-secret.js';
 
 /** Kueue's label naming the LocalQueue a workload waits in. */
 export const KUEUE_QUEUE_LABEL = 'kueue.x-k8s.io/queue-name';
@@ -46,6 +47,7 @@ export interface RayClusterObject {
   metadata: {
     name: string;
     namespace?: string;
+    uid?: string;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
     resourceVersion?: string;
@@ -71,6 +73,7 @@ export interface RayClusterBuildInput {
  * autoscaling: verl needs every node at once) and `nvidia.com/gpu` limits (KubeRay derives
  * `--num-gpus` from them); the image by digest; the shared PVC; owner labels and annotations.
  * No entrypoint is baked in: jobs go through the Ray Jobs API with every argument quoted.
+ * Every Ray container runs with token auth, the token from the cluster's Secret (auth-secret.ts).
  */
 export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuildInput): RayClusterObject {
   if (!spec.kuberay)
@@ -99,18 +102,21 @@ export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuil
             k,
             { kind: 'head' },
             headGroup,
-            rayContainer(k, {
-              name: 'ray-head',
-              image,
-              cpus: spec.cluster.head.cpus,
-              gpus: 0,
-              group: headGroup,
-              ports: [
-                { name: 'gcs-server', containerPort: 6379 },
-                { name: 'dashboard', containerPort: 8265 },
-                { name: 'client', containerPort: 10001 },
-              ],
-            }),
+            withRayAuthEnv(
+              rayContainer(k, {
+                name: 'ray-head',
+                image,
+                cpus: spec.cluster.head.cpus,
+                gpus: 0,
+                group: headGroup,
+                ports: [
+                  { name: 'gcs-server', containerPort: 6379 },
+                  { name: 'dashboard', containerPort: 8265 },
+                  { name: 'client', containerPort: 10001 },
+                ],
+              }),
+              name,
+            ),
           ),
         },
       },
@@ -128,13 +134,16 @@ export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuil
               k,
               { kind: 'worker', cluster: name },
               group,
-              rayContainer(k, {
-                name: 'ray-worker',
-                image,
-                cpus: g.cpusPerWorker,
-                gpus: g.gpusPerWorker,
-                group,
-              }),
+              withRayAuthEnv(
+                rayContainer(k, {
+                  name: 'ray-worker',
+                  image,
+                  cpus: g.cpusPerWorker,
+                  gpus: g.gpusPerWorker,
+                  group,
+                }),
+                name,
+              ),
             ),
           },
         };

@@ -13,6 +13,7 @@ import {
   signalProcessGroup,
 } from './processes.js';
 import type { LocalClusterState, LocalNode } from './state.js';
+import { rayAuthEnv, readAuthToken } from './auth-token.js';
 import { type BackendLogger, quietLogger } from '../logger.js';
 
 export interface LauncherConfig {
@@ -24,6 +25,9 @@ export interface LauncherConfig {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Ports every node needs besides the head's own (node manager, object manager, agents, metrics). */
+export const NODE_PORTS = 6;
+
 /** `ray start --block` detached into its own session, logging to the cluster dir; returns its pid. */
 async function startRayNode(
   config: LauncherConfig,
@@ -31,8 +35,10 @@ async function startRayNode(
   dir: string,
   node: Omit<LocalNode, 'pid'>,
   args: string[],
+  tempDir = state.tempDir,
+  reserved?: number[],
 ): Promise<number> {
-  const ports = await freePorts(6);
+  const ports = reserved ?? (await freePorts(NODE_PORTS));
   const [nodeManager, objectManager, agentListen, agentGrpc, metrics, runtimeEnv] = ports as [
     number,
     number,
@@ -51,7 +57,7 @@ async function startRayNode(
       `--node-ip-address=${config.nodeIp}`,
       `--num-cpus=${node.cpus}`,
       `--num-gpus=${node.gpus}`,
-      `--temp-dir=${state.tempDir}`,
+      `--temp-dir=${tempDir}`,
       `--node-manager-port=${nodeManager}`,
       `--object-manager-port=${objectManager}`,
       `--dashboard-agent-listen-port=${agentListen}`,
@@ -70,6 +76,10 @@ async function startRayNode(
         [CLUSTER_ENV_MARKER]: state.name,
         RAY_USAGE_STATS_ENABLED: '0',
         RAY_DEDUP_LOGS: '0',
+        // `ray start --block` answers SIGTERM by draining its node for up to 30 s (for Ray Serve
+        // proxies) before it stops its processes; a torn-down local cluster has nothing to drain.
+        RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S: '0',
+        ...rayAuthEnv(dir),
       },
     },
   );
@@ -102,7 +112,7 @@ export async function startHead(
     '--include-dashboard=true',
     `--ray-client-server-port=${clientServer}`,
   ]);
-  const dashboard = new RayDashboardClient(state.dashboardUrl);
+  const dashboard = new RayDashboardClient(state.dashboardUrl, await readAuthToken(dir));
   const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
     if (!pidAlive(pid))
@@ -119,36 +129,54 @@ export async function startHead(
           TransientErrorTypes.ClusterStartFailed,
           `the Ray head of ${state.name} did not answer on ${state.dashboardUrl} within ${readyTimeoutMs / 1000} s`,
         );
-      await sleep(500);
+      await sleep(HEAD_POLL_MS);
     }
   }
 }
 
-/** Start one worker node that joins the head's GCS; joining is observed later by the join stage. */
+/** The head's dashboard comes up a few seconds after `ray start`; a short poll adds little to that. */
+const HEAD_POLL_MS = 100;
+const NODES_POLL_MS = 150;
+
+/**
+ * Start one worker node that joins the head's GCS; joining is observed later by the join stage.
+ * Nodes sharing a host and a temp dir pick their socket names (`raylet.N`, `plasma_store.N`) by
+ * looking at what exists, so two starting at once would collide. Each worker therefore gets a temp
+ * dir of its own (`<cluster temp>/w<ordinal>`: Ray 2.60 honours `--temp-dir` on worker nodes)
+ * and its own ports (`ports`: NODE_PORTS of them, reserved in one freePorts call for all workers,
+ * so no two get the same): the workers of a cluster start concurrently.
+ */
 export async function startWorker(
   config: LauncherConfig,
   state: LocalClusterState,
   dir: string,
-  group: string,
-  index: number,
-  gpus: number,
-  cpus: number,
+  node: { group: string; index: number; gpus: number; cpus: number; ordinal: number },
+  ports: number[],
 ): Promise<LocalNode> {
-  const node = { role: 'worker' as const, group, index, gpus, cpus };
-  const pid = await startRayNode(config, state, dir, node, [`--address=${state.nodeIp}:${state.gcsPort}`]);
-  return { ...node, pid };
+  const { ordinal, ...rest } = node;
+  const worker = { role: 'worker' as const, ...rest };
+  const tempDir = join(state.tempDir, `w${ordinal}`);
+  await mkdir(tempDir, { recursive: true });
+  const pid = await startRayNode(
+    config,
+    state,
+    dir,
+    worker,
+    [`--address=${state.nodeIp}:${state.gcsPort}`],
+    tempDir,
+    ports,
+  );
+  return { ...worker, pid };
 }
 
-/**
- * Nodes sharing a host and temp dir pick their socket names (`raylet.N`) by looking at what exists,
- * so two starting at once collide and one times out. Wait for each node to register before the next.
- */
+/** Poll the head until `count` nodes are alive (or the timeout passes: the join stage reports it). */
 export async function waitForAliveNodes(
   dashboardUrl: string,
   count: number,
   timeoutMs = 60_000,
+  token?: string,
 ): Promise<boolean> {
-  const dashboard = new RayDashboardClient(dashboardUrl);
+  const dashboard = new RayDashboardClient(dashboardUrl, token);
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {
@@ -156,14 +184,30 @@ export async function waitForAliveNodes(
     } catch {
       // the dashboard may be busy while a node registers
     }
-    await sleep(300);
+    await sleep(NODES_POLL_MS);
   }
   return false;
 }
 
+/** How often teardown looks for the cluster's processes (a /proc scan), and how long after SIGKILL. */
+const EXIT_POLL_MS = 100;
+const KILL_WAIT_MS = 2_000;
+
+/** The cluster's processes still alive once all are gone or `withinMs` passed, looking every EXIT_POLL_MS. */
+async function processesLeft(name: string, withinMs: number): Promise<number[]> {
+  const deadline = Date.now() + withinMs;
+  let left = await clusterProcesses(name);
+  while (left.length > 0 && Date.now() < deadline) {
+    await sleep(EXIT_POLL_MS);
+    left = await clusterProcesses(name);
+  }
+  return left;
+}
+
 /**
  * Stop every process of the cluster: SIGTERM the node process groups, then anything left that
- * carries the cluster's marker, then SIGKILL. Returns the pids still alive at the end (should be none).
+ * carries the cluster's marker, then SIGKILL what outlives `graceMs`; whether they are gone is
+ * checked every EXIT_POLL_MS, with no fixed sleep. Returns the pids still alive at the end (should be none).
  */
 export async function stopCluster(
   state: Pick<LocalClusterState, 'name' | 'nodes'>,
@@ -175,12 +219,7 @@ export async function stopCluster(
   );
   for (const node of workersFirst) signalProcessGroup(node.pid, 'SIGTERM');
   signalPids(await clusterProcesses(state.name), 'SIGTERM');
-  const deadline = Date.now() + graceMs;
-  let left = await clusterProcesses(state.name);
-  while (left.length > 0 && Date.now() < deadline) {
-    await sleep(250);
-    left = await clusterProcesses(state.name);
-  }
+  let left = await processesLeft(state.name, graceMs);
   if (left.length > 0) {
     logger.warn('teardown: processes outlived SIGTERM; sending SIGKILL', {
       cluster: state.name,
@@ -189,8 +228,7 @@ export async function stopCluster(
     });
     for (const node of state.nodes) signalProcessGroup(node.pid, 'SIGKILL');
     signalPids(left, 'SIGKILL');
-    await sleep(500);
-    left = await clusterProcesses(state.name);
+    left = await processesLeft(state.name, KILL_WAIT_MS);
   }
   return left;
 }

@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
-import { readdir, rm, statfs } from 'node:fs/promises';
+import { readdir, rm, stat, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { transient } from '../../errors/domain-error.js';
+import { isDomainError, transient } from '../../errors/domain-error.js';
 import type { ClusterHandle, ClusterStatus } from '../../domain/cluster.js';
-import { TransientErrorTypes } from '../../domain/error-types.js';
+import { ErrorTypes, TransientErrorTypes } from '../../domain/error-types.js';
 import { shortHash } from '../../domain/naming.js';
 import type { ExperimentSpec } from '../../domain/experiment.js';
 import type { BackendLogger } from '../logger.js';
@@ -12,6 +12,7 @@ import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck
 import { statusFromHead } from '../ray/head-status.js';
 import {
   type LauncherConfig,
+  NODE_PORTS,
   ensureDir,
   startHead,
   startWorker,
@@ -21,6 +22,7 @@ import {
 import { freePorts } from './ports.js';
 import { clusterProcesses, pidAlive } from './processes.js';
 import { type LocalClusterState, clusterDir, readState, writeState } from './state.js';
+import { authTokenPath, readAuthToken, writeNewAuthToken } from './auth-token.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -46,9 +48,23 @@ export class LocalBackend implements ComputeBackend {
     return argv.map((a, i) => (i === 0 && a === 'python' ? this.config.python : a));
   }
 
+  /** `ray --version` starts Python and imports Ray (a second of CPU): asked once per installed `ray`. */
+  private rayVersion: { mtimeMs: number; version: Promise<string | undefined> } | undefined;
+
   async plannedRayVersion(): Promise<string | undefined> {
-    const { stdout } = await execFileAsync(this.config.rayBin, ['--version'], { timeout: 60_000 });
-    return /version (\S+)/.exec(stdout)?.[1];
+    // Keyed by the executable's mtime: reinstalling Ray in the venv rewrites it, and is asked again.
+    const { mtimeMs } = await stat(this.config.rayBin);
+    if (this.rayVersion?.mtimeMs !== mtimeMs) {
+      const version = execFileAsync(this.config.rayBin, ['--version'], { timeout: 60_000 }).then(
+        ({ stdout }) => /version (\S+)/.exec(stdout)?.[1],
+      );
+      this.rayVersion = { mtimeMs, version };
+      // A failed call is not remembered: the next stage asks again.
+      version.catch(() => {
+        if (this.rayVersion?.version === version) this.rayVersion = undefined;
+      });
+    }
+    return this.rayVersion.version;
   }
 
   async preflight(spec: ExperimentSpec): Promise<PreflightCheck[]> {
@@ -110,18 +126,36 @@ export class LocalBackend implements ComputeBackend {
     };
     await ensureDir(state.tempDir);
     await writeState(dir, state);
+    const token = await writeNewAuthToken(dir); // a new cluster, a new token
     state.nodes.push(await startHead(this.config, state, dir, spec.cluster.head.cpus));
     await writeState(dir, state);
-    for (const group of spec.cluster.workerGroups) {
-      for (let i = 0; i < group.replicas; i++) {
-        state.nodes.push(
-          await startWorker(this.config, state, dir, group.name, i, group.gpusPerWorker, group.cpusPerWorker),
-        );
-        await writeState(dir, state);
-        // A node that does not register in time is left to the join stage to report.
-        await waitForAliveNodes(state.dashboardUrl, state.nodes.length);
-      }
-    }
+    const workers = spec.cluster.workerGroups.flatMap((group) =>
+      Array.from({ length: group.replicas }, (_, index) => ({
+        group: group.name,
+        index,
+        gpus: group.gpusPerWorker,
+        cpus: group.cpusPerWorker,
+      })),
+    );
+    // Every worker node has its own temp dir and ports (see startWorker): all start at once.
+    const ports = await freePorts(NODE_PORTS * workers.length);
+    const started = await Promise.allSettled(
+      workers.map((w, ordinal) =>
+        startWorker(
+          this.config,
+          state,
+          dir,
+          { ...w, ordinal },
+          ports.slice(ordinal * NODE_PORTS, (ordinal + 1) * NODE_PORTS),
+        ),
+      ),
+    );
+    for (const s of started) if (s.status === 'fulfilled') state.nodes.push(s.value);
+    await writeState(dir, state);
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    // A node that does not register in time is left to the join stage to report.
+    await waitForAliveNodes(state.dashboardUrl, state.nodes.length, undefined, token);
     state.complete = true;
     await writeState(dir, state);
     return this.handle(state);
@@ -147,12 +181,34 @@ export class LocalBackend implements ComputeBackend {
         message: 'the Ray head process is not running',
       };
     }
-    return statusFromHead(state.dashboardUrl);
+    return statusFromHead(state.dashboardUrl, undefined, await this.dashboardToken(handle));
+  }
+
+  /** Read at call time from the cluster's 0600 token file: the handle never carries the token. */
+  async dashboardToken(handle: ClusterHandle): Promise<string | undefined> {
+    return readAuthToken(clusterDir(this.config.runRoot, handle.name));
   }
 
   async deleteCluster(handle: ClusterHandle): Promise<{ alreadyGone: boolean }> {
     const dir = clusterDir(this.config.runRoot, handle.name);
-    const state = await readState(dir);
+    let state: LocalClusterState | undefined;
+    try {
+      state = await readState(dir);
+    } catch (err) {
+      if (!isDomainError(err) || err.type !== ErrorTypes.StateFileInvalid) throw err;
+      // Not followed: only processes that carry this cluster's marker are stopped; the file stays.
+      this.config.logger?.warn('teardown: state file not trusted; stopping marked processes only', {
+        cluster: handle.name,
+        problem: err.message,
+      });
+      const left = await stopCluster({ name: handle.name, nodes: [] }, undefined, this.config.logger);
+      if (left.length > 0)
+        throw transient(
+          TransientErrorTypes.TeardownIncomplete,
+          `teardown of ${handle.name}: processes still alive after SIGKILL: ${left.join(', ')}`,
+        );
+      return { alreadyGone: false };
+    }
     const stray = state ? [] : await clusterProcesses(handle.name);
     if (!state && stray.length === 0) return { alreadyGone: true };
     const left = await stopCluster(state ?? { name: handle.name, nodes: [] }, undefined, this.config.logger);
@@ -163,6 +219,7 @@ export class LocalBackend implements ComputeBackend {
       );
     // Logs stay for the user; the state file goes, which is what "the cluster exists" means here.
     await rm(join(dir, 'cluster.json'), { force: true });
+    await rm(authTokenPath(dir), { force: true });
     await rm(state?.tempDir ?? join(this.config.runRoot, shortHash(handle.name)), {
       recursive: true,
       force: true,

@@ -1,15 +1,17 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { z } from 'zod';
 import { ClusterOwnerSchema } from '../../domain/cluster.js';
+import { ErrorTypes } from '../../domain/error-types.js';
+import { permanent } from '../../errors/domain-error.js';
 
 /** What the local backend records about a cluster it started: one state file per cluster dir. */
 export const LocalNodeSchema = z.strictObject({
   role: z.enum(['head', 'worker']),
   group: z.string(),
   index: z.number().int(),
-  /** `ray start --block` runs detached as its own session leader: pid = process group id. */
-  pid: z.number().int(),
+  /** `ray start --block` runs detached as its own session leader: pid = process group id (never 0 or 1: kill(-1) is every process). */
+  pid: z.number().int().min(2),
   gpus: z.number(),
   cpus: z.number(),
 });
@@ -35,14 +37,41 @@ export function clusterDir(runRoot: string, name: string): string {
   return join(runRoot, name);
 }
 
+/**
+ * The state file of the cluster dir, validated: undefined when there is none; a corrupt one, or one
+ * that is not this dir's (another name, a temp dir outside the run root), is a StateFileInvalid
+ * error naming the file. Nothing it names (pids, directories) may be acted on then.
+ */
 export async function readState(dir: string): Promise<LocalClusterState | undefined> {
+  const path = join(dir, STATE_FILE);
   let text: string;
   try {
-    text = await readFile(join(dir, STATE_FILE), 'utf8');
+    text = await readFile(path, 'utf8');
   } catch {
     return undefined;
   }
-  return LocalClusterStateSchema.parse(JSON.parse(text));
+  const refuse = (why: string) =>
+    permanent(
+      ErrorTypes.StateFileInvalid,
+      `local cluster state file ${path} ${why}; it was left as it is and nothing it names (processes, directories) was touched: check for stray Ray processes (ps -ef | grep ray), then remove ${dir}`,
+    );
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw refuse(`is not JSON (${(err as Error).message})`);
+  }
+  const parsed = LocalClusterStateSchema.safeParse(json);
+  if (!parsed.success)
+    throw refuse(
+      `is not a cluster state (${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')})`,
+    );
+  const state = parsed.data;
+  if (state.name !== basename(dir)) throw refuse(`names cluster ${state.name}, not ${basename(dir)}`);
+  const fromRoot = relative(dirname(dir), state.tempDir);
+  if (!fromRoot || fromRoot.startsWith('..') || fromRoot.includes('/'))
+    throw refuse(`names temp dir ${state.tempDir}, outside the run root ${dirname(dir)}`);
+  return state;
 }
 
 /** Write then rename, so a crash never leaves half a state file. */

@@ -1,5 +1,8 @@
 import type { RayNode } from '../../domain/cluster.js';
-import { RayHttpError, requestJson } from './http.js';
+import { followBytes, RayHttpError, requestJson } from './http.js';
+
+/** How often Ray's log agent looks for new bytes at the end of a followed log. */
+export const LOG_FOLLOW_INTERVAL_S = 0.25;
 
 export type RayJobStatus = 'PENDING' | 'RUNNING' | 'STOPPED' | 'SUCCEEDED' | 'FAILED';
 
@@ -9,6 +12,8 @@ export interface RayJobInfo {
   message: string;
   /** The entrypoint's exit code once it ended (JobInfo.driver_exit_code; absent before Ray 2.7 or while running). */
   driverExitCode?: number;
+  /** The node whose log directory holds the driver log (JobInfo.driver_node_id; absent until the driver starts). */
+  driverNodeId?: string;
 }
 
 interface NodesResponse {
@@ -42,6 +47,13 @@ export interface RayHeadApi {
   uploadPackage(name: string, bytes: Buffer): Promise<void>;
   job(submissionId: string): Promise<RayJobInfo | undefined>;
   jobLogs(submissionId: string): Promise<string>;
+  /** Follow the driver log from its start: every byte once, as it is written (onEnd when the stream stops). */
+  followJobLog(
+    submissionId: string,
+    driverNodeId: string,
+    onData: (chunk: Buffer) => void,
+    onEnd: (err?: Error) => void,
+  ): Promise<{ close(): void }>;
   stopJob(submissionId: string): Promise<void>;
 }
 
@@ -50,17 +62,29 @@ export interface RayHeadApi {
  * (`/api/v0/nodes`) and the Ray Jobs REST API.
  */
 export class RayDashboardClient implements RayHeadApi {
-  constructor(readonly baseUrl: string) {}
+  /** `token`: the cluster's Ray auth token (RAY_AUTH_MODE=token), sent on every call; private so it is never logged with the client. */
+  constructor(
+    readonly baseUrl: string,
+    token?: string,
+  ) {
+    this.#token = token;
+  }
+
+  readonly #token: string | undefined;
+
+  private call<T>(path: string, init: Parameters<typeof requestJson>[1] = {}): Promise<T> {
+    return requestJson<T>(`${this.baseUrl}${path}`, { ...init, token: this.#token });
+  }
 
   async rayVersion(): Promise<string> {
-    const body = await requestJson<{ ray_version: string }>(`${this.baseUrl}/api/version`, {
+    const body = await this.call<{ ray_version: string }>(`/api/version`, {
       timeoutMs: 5_000,
     });
     return body.ray_version;
   }
 
   async nodes(): Promise<RayNode[]> {
-    const body = await requestJson<NodesResponse>(`${this.baseUrl}/api/v0/nodes?limit=1000`);
+    const body = await this.call<NodesResponse>(`/api/v0/nodes?limit=1000`);
     return body.data.result.result.map((n) => ({
       nodeId: n.node_id,
       ip: n.node_ip,
@@ -84,7 +108,7 @@ export class RayDashboardClient implements RayHeadApi {
     const runtimeEnv =
       pyModules.length > 0 ? { env_vars: envVars, py_modules: pyModules } : { env_vars: envVars };
     try {
-      await requestJson(`${this.baseUrl}/api/jobs/`, {
+      await this.call(`/api/jobs/`, {
         method: 'POST',
         body: { entrypoint, submission_id: submissionId, runtime_env: runtimeEnv, entrypoint_num_cpus: 0 },
       });
@@ -98,7 +122,7 @@ export class RayDashboardClient implements RayHeadApi {
 
   async packageExists(name: string): Promise<boolean> {
     try {
-      await requestJson(`${this.baseUrl}/api/packages/gcs/${encodeURIComponent(name)}`);
+      await this.call(`/api/packages/gcs/${encodeURIComponent(name)}`);
       return true;
     } catch (err) {
       if (err instanceof RayHttpError && err.status === 404) return false;
@@ -107,7 +131,7 @@ export class RayDashboardClient implements RayHeadApi {
   }
 
   async uploadPackage(name: string, bytes: Buffer): Promise<void> {
-    await requestJson(`${this.baseUrl}/api/packages/gcs/${encodeURIComponent(name)}`, {
+    await this.call(`/api/packages/gcs/${encodeURIComponent(name)}`, {
       method: 'PUT',
       bytes,
       timeoutMs: 60_000,
@@ -117,13 +141,15 @@ export class RayDashboardClient implements RayHeadApi {
   /** undefined when no job with this id exists. */
   async job(submissionId: string): Promise<RayJobInfo | undefined> {
     try {
-      const body = await requestJson<{
+      const body = await this.call<{
         status: RayJobStatus;
         message?: string;
         driver_exit_code?: number | null;
-      }>(`${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}`);
+        driver_node_id?: string | null;
+      }>(`/api/jobs/${encodeURIComponent(submissionId)}`);
       const info: RayJobInfo = { submissionId, status: body.status, message: body.message ?? '' };
       if (typeof body.driver_exit_code === 'number') info.driverExitCode = body.driver_exit_code;
+      if (body.driver_node_id) info.driverNodeId = body.driver_node_id;
       return info;
     } catch (err) {
       if (err instanceof RayHttpError && err.status === 404) return undefined;
@@ -132,16 +158,43 @@ export class RayDashboardClient implements RayHeadApi {
   }
 
   async jobLogs(submissionId: string): Promise<string> {
-    const body = await requestJson<{ logs: string }>(
-      `${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}/logs`,
-      { timeoutMs: 20_000 },
-    );
+    const body = await this.call<{ logs: string }>(`/api/jobs/${encodeURIComponent(submissionId)}/logs`, {
+      timeoutMs: 20_000,
+    });
     return body.logs;
+  }
+
+  /**
+   * Follow the driver log from byte 0 through Ray's State API on the driver's node
+   * (`/api/v0/logs/stream?node_id&filename=job-driver-<id>.log&lines=-1&interval=…`: the agent
+   * reads the file to its end, then again every interval). By node id and file name: Ray 2.60
+   * refuses `submission_id` alone (its options check wants a node). The promise settles when the
+   * head answered (a log not written yet is a RayHttpError 500 naming the missing file).
+   */
+  followJobLog(
+    submissionId: string,
+    driverNodeId: string,
+    onData: (chunk: Buffer) => void,
+    onEnd: (err?: Error) => void,
+  ): Promise<{ close(): void }> {
+    const query = new URLSearchParams({
+      node_id: driverNodeId,
+      filename: `job-driver-${submissionId}.log`,
+      lines: '-1',
+      interval: String(LOG_FOLLOW_INTERVAL_S),
+    });
+    return followBytes(
+      `${this.baseUrl}/api/v0/logs/stream?${query.toString()}`,
+      onData,
+      onEnd,
+      undefined,
+      this.#token,
+    );
   }
 
   async stopJob(submissionId: string): Promise<void> {
     try {
-      await requestJson(`${this.baseUrl}/api/jobs/${encodeURIComponent(submissionId)}/stop`, {
+      await this.call(`/api/jobs/${encodeURIComponent(submissionId)}/stop`, {
         method: 'POST',
       });
     } catch (err) {

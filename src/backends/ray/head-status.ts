@@ -4,10 +4,15 @@ import { RayDashboardClient } from './dashboard-client.js';
 /**
  * The status of a cluster whose head process exists, read from the head itself: Ray's node list
  * is the authority on "joined" (a running process or a ready pod is not yet a registered node).
- * A head that does not answer yet is `pending`, with why; `context` prefixes the backend's own view.
+ * A head that does not answer yet is `pending`, with why; `context` prefixes the backend's own view;
+ * `token`: the cluster's Ray auth token.
  */
-export async function statusFromHead(dashboardUrl: string, context?: string): Promise<ClusterStatus> {
-  const dashboard = new RayDashboardClient(dashboardUrl);
+export async function statusFromHead(
+  dashboardUrl: string,
+  context?: string,
+  token?: string,
+): Promise<ClusterStatus> {
+  const dashboard = new RayDashboardClient(dashboardUrl, token);
   try {
     const [nodes, headRayVersion] = await Promise.all([dashboard.nodes(), dashboard.rayVersion()]);
     const alive = nodes.filter((n) => n.alive);

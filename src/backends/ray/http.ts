@@ -17,21 +17,41 @@ export class RayHttpError extends Error {
   }
 }
 
-/** `body` is sent as JSON; `bytes` as it is (a package upload). */
-export function requestJson<T>(
-  url: string,
-  init: { method?: string; body?: unknown; bytes?: Buffer; timeoutMs?: number } = {},
-): Promise<T> {
+/**
+ * `body` is sent as JSON; `bytes` as it is (a package upload); `token`: the cluster's Ray auth
+ * token, sent as `authorization: Bearer` (never put in the URL or an error message).
+ */
+export async function requestJson<T>(url: string, init: RequestInit = {}): Promise<T> {
+  const text = (await requestBytes(url, init)).toString('utf8');
+  try {
+    return (text ? JSON.parse(text) : {}) as T;
+  } catch (err) {
+    throw new Error(`Ray dashboard ${url} answered with invalid JSON: ${(err as Error).message}`);
+  }
+}
+
+export type RequestInit = {
+  method?: string;
+  body?: unknown;
+  bytes?: Buffer;
+  timeoutMs?: number;
+  accept?: string;
+  token?: string;
+};
+
+/** The answer's bytes as they came, or RayHttpError for a non-2xx status. */
+export function requestBytes(url: string, init: RequestInit = {}): Promise<Buffer> {
   const payload = init.bytes ?? (init.body === undefined ? undefined : JSON.stringify(init.body));
   const contentType = init.bytes ? 'application/octet-stream' : 'application/json';
-  return new Promise<T>((resolve, reject) => {
+  return new Promise<Buffer>((resolve, reject) => {
     const req = request(
       url,
       {
         method: init.method ?? 'GET',
         headers: {
           'user-agent': 'ragen-orchestrator',
-          accept: 'application/json',
+          accept: init.accept ?? 'application/json',
+          ...(init.token !== undefined ? { authorization: `Bearer ${init.token}` } : {}),
           ...(payload !== undefined
             ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }
             : {}),
@@ -43,14 +63,11 @@ export function requestJson<T>(
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', reject);
         res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
+          const bytes = Buffer.concat(chunks);
           const status = res.statusCode ?? 0;
-          if (status < 200 || status >= 300) return reject(new RayHttpError(status, url, text));
-          try {
-            resolve((text ? JSON.parse(text) : {}) as T);
-          } catch (err) {
-            reject(new Error(`Ray dashboard ${url} answered with invalid JSON: ${(err as Error).message}`));
-          }
+          if (status < 200 || status >= 300)
+            return reject(new RayHttpError(status, url, bytes.toString('utf8')));
+          resolve(bytes);
         });
       },
     );
@@ -59,5 +76,62 @@ export function requestJson<T>(
     );
     req.on('error', reject);
     req.end(payload);
+  });
+}
+
+/**
+ * A streamed GET (a followed log): chunks go to `onData` as they arrive; `onEnd` once, when the
+ * server ends the answer or the connection breaks. Resolves when a 2xx answer starts; a non-2xx
+ * answer rejects with RayHttpError.
+ */
+export function followBytes(
+  url: string,
+  onData: (chunk: Buffer) => void,
+  onEnd: (err?: Error) => void,
+  connectTimeoutMs = 10_000,
+  token?: string,
+): Promise<{ close(): void }> {
+  return new Promise((resolve, reject) => {
+    let ended = false;
+    const end = (err?: Error) => {
+      if (ended) return;
+      ended = true;
+      onEnd(err);
+    };
+    const req = request(
+      url,
+      {
+        headers: {
+          'user-agent': 'ragen-orchestrator',
+          accept: 'text/plain',
+          ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}),
+        },
+        timeout: connectTimeoutMs,
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        if (status < 200 || status >= 300) {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => reject(new RayHttpError(status, url, Buffer.concat(chunks).toString('utf8'))));
+          res.on('error', reject);
+          return;
+        }
+        req.setTimeout(0); // a quiet log is not a dead connection
+        res.on('data', onData);
+        res.on('end', () => end());
+        res.on('error', (err) => end(err));
+        res.on('close', () => end());
+        resolve({ close: () => req.destroy() });
+      },
+    );
+    req.on('timeout', () =>
+      req.destroy(new Error(`Ray dashboard ${url} did not answer within ${connectTimeoutMs} ms`)),
+    );
+    req.on('error', (err) => {
+      reject(err);
+      end(err);
+    });
+    req.end();
   });
 }

@@ -1,0 +1,92 @@
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import type { OrchestratorConfig } from '../config.js';
+import { SearchAttributes as K } from '../workflows/search-attributes.js';
+import { withClient } from './client.js';
+import { type ListFilters, listQuery } from './list-query.js';
+
+/** One row of `list`, read from the visibility record only (search attributes and status). */
+export interface ListRow {
+  workflowId: string;
+  kind: string;
+  name: string;
+  status: string;
+  stage: string;
+  outcome: string;
+  validationSuccess: string;
+  checkpointStep: string;
+  parent: string;
+  started: string;
+}
+
+export function listRow(w: WorkflowExecutionInfo): ListRow {
+  const sa = w.typedSearchAttributes;
+  const success = sa.get(K.validationSuccess);
+  const step = sa.get(K.checkpointStep);
+  const kind = sa.get(K.kind) ?? '-';
+  const sweepId = sa.get(K.sweepId);
+  const campaignId = sa.get(K.campaignId);
+  // A child names the sweep or campaign it belongs to; a sweep or campaign's own id is not a parent.
+  const parent = kind === 'experiment' ? (sweepId ?? campaignId ?? '-') : '-';
+  return {
+    workflowId: w.workflowId,
+    kind,
+    name: sa.get(K.name) ?? '-',
+    status: w.status.name.toLowerCase(),
+    stage: sa.get(K.stage) ?? '-',
+    outcome: sa.get(K.outcome) ?? '-',
+    validationSuccess: success === undefined ? '-' : String(Math.round(success * 1000) / 1000),
+    checkpointStep: step === undefined ? '-' : String(step),
+    parent,
+    started: w.startTime.toISOString().replace(/\.\d+Z$/, 'Z'),
+  };
+}
+
+const COLUMNS: [keyof ListRow, string][] = [
+  ['workflowId', 'WORKFLOW ID'],
+  ['kind', 'KIND'],
+  ['name', 'NAME'],
+  ['status', 'STATUS'],
+  ['stage', 'STAGE'],
+  ['outcome', 'OUTCOME'],
+  ['validationSuccess', 'VAL SUCCESS'],
+  ['checkpointStep', 'CHECKPOINT'],
+  ['parent', 'SWEEP/CAMPAIGN'],
+  ['started', 'STARTED'],
+];
+
+/** The rows as an aligned text table, a header first. */
+export function listTable(rows: ListRow[]): string {
+  const widths = COLUMNS.map(([key, title]) => Math.max(title.length, ...rows.map((r) => r[key].length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [line(COLUMNS.map(([, t]) => t)), ...rows.map((r) => line(COLUMNS.map(([k]) => r[k])))].join('\n');
+}
+
+/** The newest `limit` matches of the query (the server returns newest first). */
+export async function listWorkflows(client: Client, query: string, limit: number): Promise<ListRow[]> {
+  const rows: ListRow[] = [];
+  for await (const w of client.workflow.list({ query, pageSize: Math.min(limit, 1000) })) {
+    rows.push(listRow(w));
+    if (rows.length >= limit) break;
+  }
+  return rows;
+}
+
+/** `list`: experiments, campaigns and sweeps from Temporal's visibility store, filtered. */
+export async function listCommand(
+  config: OrchestratorConfig,
+  filters: ListFilters,
+  limit: number,
+): Promise<number> {
+  return withClient(config, async (client) => {
+    const query = listQuery(filters);
+    const rows = await listWorkflows(client, query, limit);
+    if (rows.length === 0) console.log(`nothing matches (${query})`);
+    else console.log(listTable(rows));
+    if (rows.length === limit) console.log(`(the newest ${limit}; --limit shows more)`);
+    return 0;
+  });
+}

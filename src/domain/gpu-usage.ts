@@ -1,0 +1,119 @@
+import { z } from 'zod';
+import type { StageRecord } from './results.js';
+
+/** `cost:` in a spec: what one GPU-hour costs, to turn GPU-seconds into money in the manifests. */
+export const CostSchema = z.strictObject({
+  pricePerGpuHour: z.number().min(0, 'a price per GPU-hour cannot be negative; write 0 or more'),
+  /** A label only (USD, EUR, credits); nothing is converted. */
+  currency: z.string().min(1).default('USD'),
+});
+export type Cost = z.infer<typeof CostSchema>;
+
+/**
+ * GPU time of one run (or the sum of several). allocatedSeconds: cluster GPUs x the time a
+ * cluster existed (each submit's start to its teardown's end); busySeconds: GPUs x train-stage time.
+ * Optional everywhere it is recorded, so manifests written before it still parse.
+ */
+export const GpuUsageSchema = z.strictObject({
+  gpus: z.number().min(0),
+  allocatedSeconds: z.number().min(0),
+  busySeconds: z.number().min(0),
+  allocatedGpuHours: z.number().min(0),
+  /** A cluster still held when this was computed (the manifest is written before teardown) counts up to this time. */
+  openUntil: z.string().optional(),
+  cost: z
+    .strictObject({ pricePerGpuHour: z.number(), currency: z.string(), allocated: z.number() })
+    .optional(),
+});
+export type GpuUsage = z.infer<typeof GpuUsageSchema>;
+
+function seconds(from: string, to: string): number {
+  const s = (Date.parse(to) - Date.parse(from)) / 1000;
+  return Number.isFinite(s) && s > 0 ? s : 0;
+}
+const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/**
+ * GPU time from an experiment's stage records (pure). A cluster exists from the start of each
+ * `submit` stage to the end of the `teardown` of the same attempt; a cluster with no finished
+ * teardown yet counts until `now`. Busy time is every `train` stage (an unfinished one until `now`).
+ */
+export function gpuUsageOfStages(
+  stages: readonly StageRecord[],
+  gpus: number,
+  now: string,
+  cost?: Cost,
+): GpuUsage {
+  let clusterSeconds = 0;
+  let open = false;
+  for (const submit of stages.filter((s) => s.stage === 'submit')) {
+    const down = stages.find(
+      (s) => s.stage === 'teardown' && s.attempt === submit.attempt && s.startedAt >= submit.startedAt,
+    );
+    const end = down?.endedAt ?? now;
+    if (!down?.endedAt) open = true;
+    clusterSeconds += seconds(submit.startedAt, end);
+  }
+  const trainSeconds = stages
+    .filter((s) => s.stage === 'train')
+    .reduce((sum, s) => sum + seconds(s.startedAt, s.endedAt ?? now), 0);
+  return withCost(
+    {
+      gpus,
+      allocatedSeconds: round(gpus * clusterSeconds, 3),
+      busySeconds: round(gpus * trainSeconds, 3),
+      allocatedGpuHours: 0,
+      ...(open ? { openUntil: now } : {}),
+    },
+    cost,
+  );
+}
+
+/** The sum of several runs' usage (a sweep's children, a campaign's attempts); gpus is the largest shape. */
+export function sumGpuUsage(parts: readonly (GpuUsage | undefined)[], cost?: Cost): GpuUsage {
+  const known = parts.filter((p): p is GpuUsage => p !== undefined);
+  return withCost(
+    {
+      gpus: known.reduce((m, p) => Math.max(m, p.gpus), 0),
+      allocatedSeconds: round(
+        known.reduce((s, p) => s + p.allocatedSeconds, 0),
+        3,
+      ),
+      busySeconds: round(
+        known.reduce((s, p) => s + p.busySeconds, 0),
+        3,
+      ),
+      allocatedGpuHours: 0,
+    },
+    cost,
+  );
+}
+
+function withCost(usage: GpuUsage, cost: Cost | undefined): GpuUsage {
+  const hours = usage.allocatedSeconds / 3600;
+  return {
+    ...usage,
+    allocatedGpuHours: round(hours, 6),
+    ...(cost
+      ? {
+          cost: {
+            pricePerGpuHour: cost.pricePerGpuHour,
+            currency: cost.currency,
+            allocated: round(hours * cost.pricePerGpuHour, 4),
+          },
+        }
+      : {}),
+  };
+}
+
+/** A finished experiment's usage: its own record, else computed from its stages (results of older runs). */
+export function usageOfResult(
+  result: { gpuUsage?: GpuUsage; stages: readonly StageRecord[] },
+  gpus: number,
+  cost?: Cost,
+): GpuUsage {
+  const last = result.stages.at(-1);
+  return (
+    result.gpuUsage ?? gpuUsageOfStages(result.stages, gpus, last?.endedAt ?? last?.startedAt ?? '', cost)
+  );
+}
