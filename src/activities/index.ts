@@ -13,7 +13,9 @@ import { createReapClusters } from './reap.js';
 import { createProveSharedStorage } from './shared-storage.js';
 import { createSubmitCluster } from './submit.js';
 import { createArchiveSweep } from './sweep-archive.js';
+import { createNotify } from './notify.js';
 import { createTeardown } from './teardown.js';
+import { createTrackMlflowParent, createTrackMlflowRun } from './track-mlflow.js';
 import { createTrain } from './train.js';
 import { createValidate } from './validate.js';
 import { createVerify } from './verify.js';
@@ -40,6 +42,9 @@ export function createActivities(deps: ActivityDeps) {
     archiveSweep: createArchiveSweep(),
     latestCompleteCheckpoint: createLatestCompleteCheckpoint(),
     archiveCampaign: createArchiveCampaign(),
+    trackMlflowRun: createTrackMlflowRun(),
+    trackMlflowParent: createTrackMlflowParent(),
+    notify: createNotify(),
     applyCheckpointRetention: createApplyCheckpointRetention(),
   });
 }

@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { mkdir, stat, statfs } from 'node:fs/promises';
+import { type WandbIds, wandbJobEnv } from '../domain/wandb-env.js';
 import { stepOfCheckpointPath } from '../domain/campaign.js';
 import type { ClusterHandle } from '../domain/cluster.js';
 import { type ResumeFrom, shellQuote, trainArgv } from '../domain/entrypoint.js';
@@ -29,6 +30,8 @@ export interface TrainInput {
   handle: ClusterHandle;
   checkpointDir: string;
   resume: ResumeFrom;
+  /** Whose W&B run this is (when trainer.loggers includes wandb): see wandbJobEnv. */
+  wandb?: WandbIds;
   /** Signal the workflow once per in-loop validation with its `val-env/...` metrics (a sweep's scheduler). */
   reportValidations?: boolean;
 }
@@ -129,6 +132,10 @@ export function createTrain(deps: ActivityDeps) {
       await mkdir(checkpointDir, { recursive: true });
       env['VERL_FILE_LOGGER_PATH'] = metricsPath(checkpointDir);
     }
+    Object.assign(env, wandbJobEnv(spec, input.wandb ?? { workflowId }));
+    // The key from the worker's environment (local); on kuberay a Secret in kuberay.head.env holds it.
+    if (env.WANDB_RUN_ID && spec.backend === 'local' && process.env.WANDB_API_KEY)
+      env.WANDB_API_KEY = process.env.WANDB_API_KEY;
     await dashboard.submitJob(id, shellQuote(argv), env);
     const poll = async (): Promise<TrainResult> => {
       for (;;) {

@@ -4,6 +4,7 @@ import { GpuUsageSchema } from './gpu-usage.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
 import { DeletedCheckpointSchema } from './retention.js';
 import { CheckpointRecordSchema, StageRecordSchema } from './results.js';
+import { TrackingOutcomeSchema } from './tracking.js';
 
 const PositiveInt = z.number().int().positive();
 
@@ -119,6 +120,8 @@ export const CampaignResultSchema = z.strictObject({
   gpuSeconds: z.number(),
   manifestPath: z.string().optional(),
   historyEventsPerRun: z.array(z.number()),
+  /** The campaign's parent run in the experiment tracker; absent when none is configured. */
+  tracking: TrackingOutcomeSchema.optional(),
 });
 export type CampaignResult = z.infer<typeof CampaignResultSchema>;
 

@@ -54,6 +54,10 @@ export const ErrorTypes = {
   AdmissionDeadlineExceeded: 'AdmissionDeadlineExceeded',
   /** The orchestrator's worker and the Ray pods do not see the same files under the storage mount. */
   StorageNotShared: 'StorageNotShared',
+  /** The experiment tracker refused a request (4xx other than 408/429): bad credentials or input. */
+  TrackerRejected: 'TrackerRejected',
+  /** A notification receiver refused the event (4xx other than 408/429). */
+  NotificationRejected: 'NotificationRejected',
   /** A state file (local cluster state, campaign ledger) is corrupt or not this product's: reported, left as it is, never followed. */
   StateFileInvalid: 'StateFileInvalid',
 } as const;
@@ -70,6 +74,10 @@ export const TransientErrorTypes = {
   ClusterStartFailed: 'ClusterStartFailed',
   /** Something of a deleted cluster is still there (a retried teardown waits again). */
   TeardownIncomplete: 'TeardownIncomplete',
+  /** The experiment tracker answered 5xx/429/408 or could not be reached. */
+  TrackerUnavailable: 'TrackerUnavailable',
+  /** A notification receiver answered 5xx/429/408 or could not be reached. */
+  NotificationUndelivered: 'NotificationUndelivered',
 } as const;
 
 export type TransientErrorType = (typeof TransientErrorTypes)[keyof typeof TransientErrorTypes];

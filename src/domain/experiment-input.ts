@@ -3,6 +3,7 @@ import { ExperimentSpecSchema } from './experiment.js';
 import { GpuUsageSchema } from './gpu-usage.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
 import { OutcomeSchema, StageRecordSchema } from './results.js';
+import { TrackingOutcomeSchema } from './tracking.js';
 
 /** Input of the `experiment` workflow: the validated spec plus provenance resolved by the client. */
 export const ExperimentInputSchema = z.strictObject({
@@ -51,6 +52,8 @@ export const ExperimentResultSchema = z.strictObject({
   stages: z.array(StageRecordSchema),
   checkpointDir: z.string(),
   submits: z.number(),
+  /** The run in the experiment tracker (spec `tracking`); absent when none is configured. */
+  tracking: TrackingOutcomeSchema.optional(),
   /** GPU-seconds after teardown (absent in results of older runs). */
   gpuUsage: GpuUsageSchema.optional(),
   stoppedEarly: StoppedEarlySchema.optional(),

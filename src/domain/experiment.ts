@@ -6,6 +6,7 @@ import { KubeRaySchema, kuberayIssues } from './kuberay.js';
 import { seedRangeIssues } from './seed-ranges.js';
 import { type SpecIssue, fieldPath } from './spec-error.js';
 import { validationRunnerIssues } from './validation-runner.js';
+import { NotifyTargetSchema, TrackingSchema } from './tracking.js';
 
 export { KubeRaySchema, type KubeRaySettings } from './kuberay.js';
 
@@ -151,6 +152,10 @@ export const ExperimentSpecSchema = z
     }),
     join: JoinSchema.default({ maxResubmits: 2, allReduceSizeMb: 4, minBusBandwidthGbps: 0 }),
     kuberay: KubeRaySchema.optional(),
+    /** An experiment tracker the run is recorded in after archive (src/domain/tracking.ts). */
+    tracking: TrackingSchema.optional(),
+    /** Where a JSON event is posted when the run (campaign, sweep) ends. */
+    notify: z.array(NotifyTargetSchema).optional(),
     /** Price of a GPU-hour: the manifests then record the cost next to the GPU-seconds. */
     cost: CostSchema.optional(),
   })

@@ -3,6 +3,7 @@ import { SchedulerSchema, SchedulerStateSchema, ashaRungs } from './asha.js';
 import { ExperimentSpecSchema } from './experiment.js';
 import { GpuUsageSchema } from './gpu-usage.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
+import { TrackingOutcomeSchema } from './tracking.js';
 import { SweepLimitChangeSchema } from './sweep-limits.js';
 
 /** A swept value: what a `key=value` override or a scalar spec field can hold. */
@@ -222,6 +223,8 @@ export const SweepResultSchema = z.strictObject({
   ranked: z.array(SweepRowSchema),
   manifestPath: z.string().optional(),
   csvPath: z.string().optional(),
+  /** The sweep's parent run in the experiment tracker; absent when none is configured. */
+  tracking: TrackingOutcomeSchema.optional(),
 });
 export type SweepResult = z.infer<typeof SweepResultSchema>;
 

@@ -11,6 +11,7 @@ import type {
 import { ErrorTypes } from '../domain/error-types.js';
 import type { ExperimentResult } from '../domain/experiment-input.js';
 import { workerGpus } from '../domain/experiment.js';
+import type { TrackingOutcome } from '../domain/tracking.js';
 import { gpuUsageOfStages, sumGpuUsage } from '../domain/gpu-usage.js';
 import { ledgerPath, manifestPath, runCheckpointDir } from '../domain/paths.js';
 import { secondsBetween } from './clock.js';
@@ -61,6 +62,8 @@ export interface CampaignRun {
   reason?: string;
   failure?: unknown;
   manifestPath?: string;
+  /** The campaign's parent run in the experiment tracker (absent without `tracking` in the spec). */
+  tracking?: TrackingOutcome;
   /** Search attributes that change (set by the workflow; absent in pure tests). */
   visible?: ChangingAttributes;
 }
@@ -243,5 +246,6 @@ export function campaignResult(run: CampaignRun): CampaignResult {
     gpuSeconds: usedGpuSeconds(run),
     manifestPath: run.manifestPath,
     historyEventsPerRun: run.state.historyEventsPerRun,
+    ...(run.tracking ? { tracking: run.tracking } : {}),
   };
 }

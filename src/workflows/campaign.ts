@@ -54,6 +54,9 @@ import {
 import { SearchAttributes as K, startSearchAttributes } from './search-attributes.js';
 import { logStage } from './stage-log.js';
 import { statusQuery } from './status-query.js';
+import { notifyTargets } from './notify.js';
+import { trackParent } from './tracking.js';
+import { ErrorTypes } from '../domain/error-types.js';
 import { ChangingAttributes } from './visibility.js';
 
 type Child = ChildWorkflowHandle<typeof experiment>;
@@ -74,6 +77,9 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
   run.visible = new ChangingAttributes();
   const child: { current?: Child } = {};
   answerCommandsAndQueries(run, child);
+  const { spec, budgets } = input;
+  // The parent run every attempt nests under (found again after continue-as-new).
+  run.tracking = await trackParent(spec.tracking?.mlflow, 'campaign', spec.name, { ...spec, budgets });
   try {
     for (;;) {
       const latest = await findLatestCheckpoint(run);
@@ -99,6 +105,22 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
     settleFailure(run, err);
   }
   await writeCampaignManifest(run);
+  const ending = {
+    outcome: run.outcome,
+    reason: run.reason,
+    files: run.manifestPath ? [run.manifestPath] : [],
+  };
+  run.tracking =
+    (await trackParent(spec.tracking?.mlflow, 'campaign', spec.name, { ...spec, budgets }, ending)) ??
+    run.tracking;
+  const stalled = run.failure !== undefined && unwrapFailure(run.failure).type === ErrorTypes.CampaignStalled;
+  const draft = {
+    kind: 'campaign' as const,
+    name: spec.name,
+    reason: run.reason,
+    manifestPath: run.manifestPath,
+  };
+  await notifyTargets(spec.notify, draft, stalled ? 'stalled' : run.outcome);
   return finish(run);
 }
 
@@ -226,6 +248,13 @@ function failIfNoAttemptLeft(run: CampaignRun): void {
 async function waitWhilePaused(run: CampaignRun): Promise<void> {
   run.live.phase = 'paused';
   logStage('paused', run.state.attempts.length);
+  const n = run.state.attempts.length;
+  const reason = `paused after attempt ${n} (checkpoint step ${run.state.latestCheckpointStep}); resume with: campaign resume <id>`;
+  await notifyTargets(
+    run.input.spec.notify,
+    { kind: 'campaign', name: run.input.spec.name, reason, sequence: n },
+    'paused',
+  );
   run.visible?.set(K.stage, 'paused').flush();
   await condition(() => !run.state.paused);
 }

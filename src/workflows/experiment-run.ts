@@ -21,6 +21,7 @@ import type {
   StageRecord,
   ValidationResult,
 } from '../domain/results.js';
+import type { TrackingOutcome } from '../domain/tracking.js';
 import type { ExperimentVisibility } from './experiment-visibility.js';
 import { type RunIds, runIds } from './run-ids.js';
 
@@ -53,6 +54,8 @@ export interface ExperimentRun {
   validation: Outcome;
   archive: Outcome & { manifestPath?: string };
   teardown: Outcome;
+  /** The run in the experiment tracker, once recorded (absent without `tracking` in the spec). */
+  tracking?: TrackingOutcome;
   /** Checkpoint step current when a pause was asked for: training stops at the first one above it. */
   stopAfterCheckpoint?: number;
   pausedAtCheckpoint: boolean;
@@ -169,6 +172,7 @@ export function experimentResult(run: ExperimentRun): ExperimentResult {
     stages: run.stages,
     checkpointDir: run.checkpointDir,
     submits: run.submits,
+    ...(run.tracking ? { tracking: run.tracking } : {}),
     gpuUsage: gpuUsageOfStages(
       run.stages,
       workerGpus(run.input.spec),

@@ -37,6 +37,8 @@ import {
 import { ExperimentVisibility } from './experiment-visibility.js';
 import { outcomeOf, unwrapFailure } from './failure-info.js';
 import { logStage } from './stage-log.js';
+import { notifyTargets } from './notify.js';
+import { trackExperiment, wandbIds } from './tracking.js';
 import {
   HASH_CHECKPOINTS_PATCH,
   allReduceCheck,
@@ -82,6 +84,10 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
   });
   await archiveStage(run);
   await teardownStage(run);
+  // After teardown: a slow or unreachable tracker never keeps a cluster (and its GPUs) waiting.
+  run.tracking = await trackExperiment(run.input.spec.tracking?.mlflow, run.archive.manifestPath);
+  // A campaign's attempt or a sweep's child: the parent tells how the whole thing ended.
+  if (!workflowInfo().parent) await notifyEnding(run);
   return finish(run);
 }
 
@@ -277,6 +283,7 @@ async function trainStage(run: ExperimentRun): Promise<boolean> {
           handle: cluster,
           checkpointDir: run.checkpointDir,
           resume: run.resume,
+          ...wandbIds(run.input),
           ...(run.input.reportValidations ? { reportValidations: true } : {}),
         }),
       ),
@@ -371,6 +378,19 @@ async function teardownStage(run: ExperimentRun): Promise<void> {
   run.status.stage = 'done';
   logStage('done', run.status.attempt, { outcome: run.outcome });
   run.visible?.stageStarted('done'); // batched with the workflow's completion
+}
+
+async function notifyEnding(run: ExperimentRun): Promise<void> {
+  const outcome = run.outcome ?? 'failed';
+  // Stopped by a sweep's scheduler: only a sweep's child ends so, and the sweep tells.
+  if (outcome === 'stoppedEarly') return;
+  const reason = run.failure !== undefined ? unwrapFailure(run.failure).message : run.training.error;
+  const { name, notify } = run.input.spec;
+  await notifyTargets(
+    notify,
+    { kind: 'experiment', name, reason, manifestPath: run.archive.manifestPath },
+    outcome,
+  );
 }
 
 /** Teardown, never cancelled (the user's cancel must not leave a cluster behind). */

@@ -35,6 +35,9 @@ export const activityProfiles = {
   submitCluster: 'quick',
   archiveSweep: 'quick',
   archiveCampaign: 'quick',
+  trackMlflowRun: 'quick',
+  trackMlflowParent: 'quick',
+  notify: 'quick',
   applyCheckpointRetention: 'quick',
   awaitAdmission: 'polling',
   awaitJoin: 'polling',
@@ -59,12 +62,27 @@ function bind<P extends ProfileName>(profile: P) {
 }
 
 // Bound once here (as temporalio/samples-typescript does); call sites never choose a profile.
-export const { preflight, verify, submitCluster, archiveSweep, archiveCampaign, applyCheckpointRetention } =
-  bind('quick');
+export const {
+  preflight,
+  verify,
+  submitCluster,
+  archiveSweep,
+  archiveCampaign,
+  trackMlflowRun,
+  trackMlflowParent,
+  notify,
+  applyCheckpointRetention,
+} = bind('quick');
 export const { awaitAdmission, awaitJoin, proveSharedStorage, allReduceCheck, validate } = bind('polling');
 export const { archive, latestCompleteCheckpoint, hashCheckpoints } = bind('hashing');
 export const { train } = bind('longRunning');
 export const { teardown, reapClusters } = bind('cleanup');
+
+/** Workflows started before experiment tracking replay without it (experiment, campaign, sweep). */
+export const MLFLOW_TRACKING_PATCH = 'mlflow-tracking';
+
+/** Workflows started before notifications replay without them. */
+export const NOTIFY_PATCH = 'notify';
 
 /** Workflows started before hashing became its own activity replay without it. */
 export const HASH_CHECKPOINTS_PATCH = 'hash-checkpoints-activity';

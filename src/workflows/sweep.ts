@@ -34,6 +34,8 @@ import { unwrapFailure } from './failure-info.js';
 import { archiveSweep } from './policies.js';
 import { SearchAttributes as K, startSearchAttributes } from './search-attributes.js';
 import { statusQuery } from './status-query.js';
+import { notifyTargets } from './notify.js';
+import { trackParent } from './tracking.js';
 import { stopEarlySignal } from './definitions.js';
 import {
   SCHEDULER_PATCH,
@@ -114,6 +116,9 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     },
   );
   setHandler(statusQuery, () => ({ kind: 'sweep', ...status() }));
+  // The parent run the children nest under; the base spec's `tracking` names the tracker.
+  const mlflow = spec.base.tracking?.mlflow;
+  let tracking = await trackParent(mlflow, 'sweep', spec.name, spec);
 
   // Early stopping: each running child's in-loop validations go through the pure rung rule.
   const { scheduler } = spec;
@@ -310,6 +315,8 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
   const archived = await CancellationScope.nonCancellable(() =>
     archiveSweep({ manifest, archiveDir: spec.base.storage.archiveDir }),
   );
+  const files = [archived.manifestPath, archived.csvPath].filter((f): f is string => f !== undefined);
+  tracking = (await trackParent(mlflow, 'sweep', spec.name, spec, { outcome, files })) ?? tracking;
   const result: SweepResult = {
     sweepId,
     total,
@@ -321,7 +328,17 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     ranked,
     manifestPath: archived.manifestPath,
     csvPath: archived.csvPath,
+    ...(tracking ? { tracking } : {}),
   };
+  const event = stoppedByFailureBudget ? 'failureBudgetExhausted' : outcome;
+  const reason = stoppedByFailureBudget
+    ? `${failed} children failed (failureBudget ${spec.failureBudget})`
+    : `${counts.succeeded} of ${total} children succeeded`;
+  await notifyTargets(
+    spec.base.notify,
+    { kind: 'sweep', name: spec.name, reason, manifestPath: archived.manifestPath },
+    event,
+  );
   if (cancelled !== undefined) throw cancelled;
   if (stoppedByFailureBudget) {
     throw ApplicationFailure.create({

@@ -59,6 +59,10 @@ export function fakeActivities(overrides: Partial<Activities> = {}) {
       manifestPath: `/fake/${draft.campaign}/campaign.json`,
       sha256: 'c'.repeat(64),
     }),
+    // Stand-ins for the tracker (the real activity is tested against a real mlflow server).
+    trackMlflowRun: async ({ mlflow }) => fakeTracked(mlflow.uri),
+    trackMlflowParent: async ({ mlflow }) => fakeTracked(mlflow.uri),
+    notify: async () => ({ status: 200, idempotencyKey: 'fake' }),
   };
   const merged = { ...base, ...overrides };
   const recorded = Object.fromEntries(
@@ -72,6 +76,15 @@ export function fakeActivities(overrides: Partial<Activities> = {}) {
   ) as Activities;
   return { activities: mapFailuresAtBoundary(recorded), calls };
 }
+
+const fakeTracked = (uri: string) => ({
+  tracker: 'mlflow' as const,
+  uri,
+  experimentId: '0',
+  runId: 'fake-run',
+  artifacts: [],
+  calls: 0,
+});
 
 /** An activity body that heartbeats until it is cancelled (a join or training that never ends). */
 export async function heartbeatUntilCancelled(): Promise<never> {

@@ -19,9 +19,12 @@ export class FakeRayHead implements RayHeadApi {
   async nodes() {
     return [];
   }
-  async submitJob(id: string) {
+  /** Each submitted job's runtime_env env_vars. */
+  envVars: Record<string, string>[] = [];
+  async submitJob(id: string, _entrypoint?: string, envVars: Record<string, string> = {}) {
     const created = !this.submitted.includes(id);
     this.submitted.push(id);
+    this.envVars.push(envVars);
     return { created };
   }
   async job(id: string): Promise<RayJobInfo> {

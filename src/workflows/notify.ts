@@ -1,0 +1,31 @@
+import { CancellationScope, log, patched, workflowInfo } from '@temporalio/workflow';
+import { type NotificationDraft, targetsFor } from '../domain/notification.js';
+import type { NotifyEvent, NotifyTarget } from '../domain/tracking.js';
+import { unwrapFailure } from './failure-info.js';
+import { NOTIFY_PATCH, notify } from './policies.js';
+
+/**
+ * Posts `event` to every `notify` target that asked for it, one activity per target (a target
+ * that is down does not make the others post again). Never cancelled, never fatal: a delivery
+ * that fails after the activity's bounded retries is logged and the outcome stays. Behind the
+ * `notify` patch, asked only when a target wants the event, so older histories replay.
+ */
+export async function notifyTargets(
+  targets: NotifyTarget[] | undefined,
+  draft: Omit<NotificationDraft, 'id' | 'runId' | 'namespace' | 'event'>,
+  event: NotifyEvent,
+): Promise<void> {
+  const wanted = targetsFor(targets, event);
+  if (wanted.length === 0 || !patched(NOTIFY_PATCH)) return;
+  const { workflowId, runId, namespace } = workflowInfo();
+  const full: NotificationDraft = { ...draft, id: workflowId, runId, namespace, event };
+  await CancellationScope.nonCancellable(() =>
+    Promise.all(
+      wanted.map((target) =>
+        notify({ target, draft: full }).catch((err: unknown) => {
+          log.warn('notification not delivered', { event, error: unwrapFailure(err).message });
+        }),
+      ),
+    ),
+  );
+}
