@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdir, open, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { V1Container, V1Pod, V1Probe } from '@kubernetes/client-node';
@@ -178,6 +178,10 @@ export class PodRunner {
       if (!source) throw new Error(`volume ${m.name} not found`);
       return [m.subPath ? join(source[0], m.subPath) : source[0], m.mountPath, m.readOnly ? 'ro' : 'rw'];
     });
+    // The venv plays the image's Python; in a checkout under /tmp the container's private /tmp
+    // would hide it, so its checkout is bound back at the same path (read-only).
+    const checkout = dirname(dirname(this.deps.venvBin));
+    if (checkout.startsWith('/tmp/')) mounts.push([checkout, checkout, 'ro']);
     if (this.stopping) {
       await log.close();
       return 137;
