@@ -61,14 +61,19 @@ export function emptyTrainLogState(maxPoints?: number): TrainLogState {
   };
 }
 
-/** Fold whole log lines into the state (mutates it): one pass over new lines only. */
-export function feedTrainLog(state: TrainLogState, lines: string): void {
+/**
+ * Fold whole log lines into the state (mutates it): one pass over new lines only. Returns the step
+ * lines among them, parsed, for whoever else reads them (in-loop validations).
+ */
+export function feedTrainLog(state: TrainLogState, lines: string): StepMetrics[] {
   const list = lines.split('\n');
   if (list.at(-1) === '') list.pop();
+  const steps: StepMetrics[] = [];
   for (const line of list) {
     if (state.evidence.length < EVIDENCE_LINES && isFailureEvidence(line)) state.evidence.push(line);
     const parsed = parseStepLine(line);
     if (!parsed) continue;
+    steps.push(parsed);
     if (parsed.step >= state.lastStep) {
       state.lastStep = parsed.step;
       state.lastMetrics = parsed.metrics;
@@ -83,6 +88,7 @@ export function feedTrainLog(state: TrainLogState, lines: string): void {
         state.earlyStopped.push(key);
   }
   state.tail = [...state.tail, ...list.slice(-TAIL_LINES)].slice(-TAIL_LINES);
+  return steps;
 }
 
 /** What classifyJobFailure and a failure message read: the evidence lines, then the last lines. */

@@ -18,7 +18,7 @@ import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { heartbeatAndWait, previousDetails, workflowIdOfActivity } from './heartbeat-loop.js';
 import { JobLogReader } from './job-log-reader.js';
-import { stoppingJobOnCancel } from './ray-job.js';
+import { logTail, stoppingJobOnCancel } from './ray-job.js';
 import { failureText, feedTrainLog } from './train-log.js';
 import { TrainLogStore } from './train-log-store.js';
 import { validationReporter } from './validation-reports.js';
@@ -120,8 +120,8 @@ export function createTrain(deps: ActivityDeps) {
       if (job) {
         const terminal = job.status === 'SUCCEEDED' || job.status === 'FAILED' || job.status === 'STOPPED';
         const { lines } = await reader.poll(job.driverNodeId, { final: terminal });
-        feedTrainLog(summary, lines);
-        for (const validation of validations?.newValidations(lines) ?? [])
+        const steps = feedTrainLog(summary, lines);
+        for (const validation of validations?.newValidations(steps) ?? [])
           await deps.reportProgress(workflowId, { validation }).catch(() => undefined);
       }
       return { job };
@@ -210,14 +210,14 @@ export function createTrain(deps: ActivityDeps) {
               : '';
           throw permanent(
             failure.type,
-            `training job ${id} failed at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${failure.reason}${disk}. ${job.message}\n${summary.tail.slice(-30).join('\n')}`,
+            `training job ${id} failed at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${failure.reason}${disk}. ${job.message}\n${logTail(summary.tail.join('\n'))}`,
             beat,
           );
         }
         if (job.status === 'STOPPED') {
           throw permanent(
             ErrorTypes.TrainingFailed,
-            `training job ${id} was STOPPED at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${job.message}\n${summary.tail.slice(-30).join('\n')}`,
+            `training job ${id} was STOPPED at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${job.message}\n${logTail(summary.tail.join('\n'))}`,
             beat,
           );
         }

@@ -1,5 +1,5 @@
 import type { Progress } from '../domain/progress.js';
-import { type StepMetrics, parseStepLine } from './train-log.js';
+import type { StepMetrics } from './train-log.js';
 
 /** The `val-env/...` metrics of one step line, or undefined when the line carries no in-loop validation. */
 export function validationOfStep(parsed: StepMetrics): Progress['validation'] {
@@ -11,19 +11,19 @@ export function validationOfStep(parsed: StepMetrics): Progress['validation'] {
 
 /**
  * In-loop validations of a training job, each reported once (one signal per validation, never per
- * step): `newValidations(lines)` takes the complete lines appended since its last call (the job log
- * reader gives each byte once) and returns the validations not returned before, in step order. A
+ * step): `newValidations(steps)` takes the step lines appended since its last call, as feedTrainLog
+ * parsed them (the job log reader gives each byte once), and returns the validations not returned
+ * before, in step order. A
  * retried activity starts again at the checkpoint's step (`afterStep`): the workflow ignores a step
  * it has already seen.
  */
 export function validationReporter(afterStep: number) {
   let lastStep = afterStep;
   return {
-    newValidations(lines: string): NonNullable<Progress['validation']>[] {
+    newValidations(steps: StepMetrics[]): NonNullable<Progress['validation']>[] {
       const found: NonNullable<Progress['validation']>[] = [];
-      for (const line of lines.split('\n')) {
-        const parsed = parseStepLine(line);
-        const validation = parsed && parsed.step > lastStep ? validationOfStep(parsed) : undefined;
+      for (const parsed of steps) {
+        const validation = parsed.step > lastStep ? validationOfStep(parsed) : undefined;
         if (!validation) continue;
         lastStep = validation.step;
         found.push(validation);

@@ -8,6 +8,7 @@ import {
   onIntermediateResult,
 } from '../../src/domain/asha.js';
 import { SweepSpecSchema } from '../../src/domain/sweep.js';
+import { emptyTrainLogState, feedTrainLog } from '../../src/activities/train-log.js';
 import { validationReporter } from '../../src/activities/validation-reports.js';
 import { testSpec } from '../helpers/specs.js';
 
@@ -152,26 +153,33 @@ describe('sweep spec with a scheduler (refused before anything starts)', () => {
   });
 });
 
+/** Step lines as the train activity hands them over: parsed once, by feedTrainLog. */
+const steps = (lines: string) => feedTrainLog(emptyTrainLogState(), lines);
+
 describe('in-loop validations read from the job log (one report per validation)', () => {
   it('reports each val-env step line once, from the lines appended since the last call', () => {
     const r = validationReporter(0);
     const lines1 =
       'step:1 - actor/loss:0.5\n(TaskRunner pid=7) step:2 - val-env/CoordSokoban/success:np.float64(0.25) - actor/loss:0.4\n';
-    assert.deepEqual(r.newValidations(lines1), [
+    assert.deepEqual(r.newValidations(steps(lines1)), [
       { step: 2, metrics: { 'val-env/CoordSokoban/success': 0.25 } },
     ]);
     const lines2 =
       'step:3 - val-env/CoordSokoban/success:0.5 - val-env/CoordSokoban/pass@8:0.75\nstep:4 - actor/loss:0.3\n';
-    assert.deepEqual(r.newValidations(lines2), [
+    assert.deepEqual(r.newValidations(steps(lines2)), [
       { step: 3, metrics: { 'val-env/CoordSokoban/success': 0.5, 'val-env/CoordSokoban/pass@8': 0.75 } },
     ]);
-    assert.deepEqual(r.newValidations(lines1 + lines2), [], 'a step already reported is not reported again');
+    assert.deepEqual(
+      r.newValidations(steps(lines1 + lines2)),
+      [],
+      'a step already reported is not reported again',
+    );
   });
   it('skips the resumed checkpoint step (its validation line is not a new one)', () => {
     const r = validationReporter(10);
     assert.deepEqual(
       r
-        .newValidations('step:10 - val-env/A/success:0.1\nstep:12 - val-env/A/success:0.2\n')
+        .newValidations(steps('step:10 - val-env/A/success:0.1\nstep:12 - val-env/A/success:0.2\n'))
         .map((v) => v.step),
       [12],
     );
