@@ -6,6 +6,7 @@ import { CheckpointLedgerSchema, type CheckpointLedger, type LatestCheckpoint } 
 import type { CheckpointRecord } from '../domain/results.js';
 import { checkpointSteps, filesUnder, hashCheckpoint, readTracker } from './checkpoints.js';
 import { heartbeatPerFile } from './heartbeat-loop.js';
+import { parseJsonText } from '../domain/json-text.js';
 
 /**
  * The campaign's ledger, validated: empty when there is none; a corrupt one, or (with
@@ -24,17 +25,8 @@ export async function readLedger(path: string, checkpointDir?: string): Promise<
       ErrorTypes.StateFileInvalid,
       `campaign ledger ${path} ${why}; it was left as it is and no checkpoint was resumed from it: restore it, or move it aside to have the checkpoints hashed again`,
     );
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw refuse(`is not JSON (${(err as Error).message})`);
-  }
-  const parsed = CheckpointLedgerSchema.safeParse(json);
-  if (!parsed.success)
-    throw refuse(
-      `is not a checkpoint ledger (${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')})`,
-    );
+  const parsed = parseJsonText(text, CheckpointLedgerSchema, 'a checkpoint ledger');
+  if (!parsed.ok) throw refuse(parsed.why);
   if (checkpointDir !== undefined) {
     const foreign = parsed.data.checkpoints.find((c) => {
       const rel = relative(checkpointDir, c.path);

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ClusterOwnerSchema } from '../../domain/cluster.js';
 import { ErrorTypes } from '../../domain/error-types.js';
 import { permanent } from '../../errors/domain-error.js';
+import { parseJsonText } from '../../domain/json-text.js';
 
 /** What the local backend records about a cluster it started: one state file per cluster dir. */
 export const LocalNodeSchema = z.strictObject({
@@ -55,17 +56,8 @@ export async function readState(dir: string): Promise<LocalClusterState | undefi
       ErrorTypes.StateFileInvalid,
       `local cluster state file ${path} ${why}; it was left as it is and nothing it names (processes, directories) was touched: check for stray Ray processes (ps -ef | grep ray), then remove ${dir}`,
     );
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw refuse(`is not JSON (${(err as Error).message})`);
-  }
-  const parsed = LocalClusterStateSchema.safeParse(json);
-  if (!parsed.success)
-    throw refuse(
-      `is not a cluster state (${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')})`,
-    );
+  const parsed = parseJsonText(text, LocalClusterStateSchema, 'a cluster state');
+  if (!parsed.ok) throw refuse(parsed.why);
   const state = parsed.data;
   if (state.name !== basename(dir)) throw refuse(`names cluster ${state.name}, not ${basename(dir)}`);
   const fromRoot = relative(dirname(dir), state.tempDir);
