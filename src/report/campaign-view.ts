@@ -2,7 +2,7 @@ import type { AttemptRecord } from '../domain/campaign.js';
 import { CURVE_GROUPS, type Curve, alignCurves, chartId, curveOf, seriesKeys } from './curves.js';
 import { fmtNumber, fmtSeconds } from './format.js';
 import type { CampaignData, ReportOptions } from './inputs.js';
-import { buildGantt } from './timeline.js';
+import { buildGantt, idleTables } from './timeline.js';
 import type { ChartMarker, ChartModel, Gantt, ReportModel, Section } from './view-model.js';
 
 type Attempt = CampaignData['manifest']['attempts'][number];
@@ -131,14 +131,7 @@ function timelineSection(data: CampaignData): Section {
     return section;
   }
   section.gantt = gantt;
-  section.tables.push(
-    {
-      title: 'GPU time left idle by orchestration',
-      header: ['span', 'seconds', 'GPU-seconds', 'how'],
-      rows: gantt.idle.map((s) => [s.label, fmtSeconds(s.seconds), fmtNumber(s.gpuSeconds, 6), s.note]),
-    },
-    { title: 'Not measurable from these records', header: ['what'], rows: gantt.unknown.map((u) => [u]) },
-  );
+  section.tables.push(...idleTables(gantt, 'GPU time left idle by orchestration'));
   return section;
 }
 

@@ -1,7 +1,7 @@
 import { CURVE_GROUPS, type Curve, alignCurves, chartId, curveOf, seriesKeys } from './curves.js';
-import { fmtNumber, fmtSeconds, fmtValue } from './format.js';
+import { fmtNumber, fmtValue } from './format.js';
 import type { ExperimentData, ReportOptions, SeriesOrReason } from './inputs.js';
-import { buildGantt } from './timeline.js';
+import { buildGantt, idleTables } from './timeline.js';
 import type { ChartModel, ReportModel, Section, TableModel } from './view-model.js';
 
 /** Training curves of one series: reward, success, step time (when present), then each key asked for. */
@@ -155,16 +155,7 @@ function timelineSection(data: ExperimentData): Section {
       ? 'Stages from the workflow’s result (through teardown).'
       : 'Stages from the manifest (it is written during the archive stage, so teardown is not in it).',
   );
-  section.tables.push({
-    title: `GPU time left idle by orchestration (${gpus} GPUs)`,
-    header: ['span', 'seconds', 'GPU-seconds', 'how'],
-    rows: gantt.idle.map((s) => [s.label, fmtSeconds(s.seconds), fmtNumber(s.gpuSeconds, 6), s.note]),
-  });
-  section.tables.push({
-    title: 'Not measurable from these records',
-    header: ['what'],
-    rows: gantt.unknown.map((u) => [u]),
-  });
+  section.tables.push(...idleTables(gantt, `GPU time left idle by orchestration (${gpus} GPUs)`));
   return section;
 }
 

@@ -1,5 +1,6 @@
 import type { CheckpointRecord, StageRecord } from '../domain/results.js';
-import type { Gantt, GanttBar, IdleSpan } from './view-model.js';
+import { fmtNumber, fmtSeconds } from './format.js';
+import type { Gantt, GanttBar, IdleSpan, TableModel } from './view-model.js';
 
 export interface TimelineInput {
   stages: StageRecord[];
@@ -115,4 +116,16 @@ export function buildGantt(input: TimelineInput): Gantt | undefined {
     );
   }
   return { origin: new Date(origin).toISOString(), total: rel(last), bars, idle, gpus, unknown };
+}
+
+/** The chart's idle GPU spans, and what the records could not measure, as the report's two tables. */
+export function idleTables(gantt: Gantt, idleTitle: string): TableModel[] {
+  return [
+    {
+      title: idleTitle,
+      header: ['span', 'seconds', 'GPU-seconds', 'how'],
+      rows: gantt.idle.map((s) => [s.label, fmtSeconds(s.seconds), fmtNumber(s.gpuSeconds, 6), s.note]),
+    },
+    { title: 'Not measurable from these records', header: ['what'], rows: gantt.unknown.map((u) => [u]) },
+  ];
 }
