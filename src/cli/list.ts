@@ -14,6 +14,8 @@ export interface ListRow {
   outcome: string;
   validationSuccess: string;
   checkpointStep: string;
+  /** Allocated GPU-hours, set when the run ends ('-' while it runs and for runs from before). */
+  gpuHours: string;
   parent: string;
   started: string;
 }
@@ -22,6 +24,7 @@ export function listRow(w: WorkflowExecutionInfo): ListRow {
   const sa = w.typedSearchAttributes;
   const success = sa.get(K.validationSuccess);
   const step = sa.get(K.checkpointStep);
+  const gpuSeconds = sa.get(K.gpuSeconds);
   const kind = sa.get(K.kind) ?? '-';
   const sweepId = sa.get(K.sweepId);
   const campaignId = sa.get(K.campaignId);
@@ -36,9 +39,16 @@ export function listRow(w: WorkflowExecutionInfo): ListRow {
     outcome: sa.get(K.outcome) ?? '-',
     validationSuccess: success === undefined ? '-' : String(Math.round(success * 1000) / 1000),
     checkpointStep: step === undefined ? '-' : String(step),
+    gpuHours: gpuSeconds === undefined ? '-' : fmtGpuHours(gpuSeconds),
     parent,
     started: w.startTime.toISOString().replace(/\.\d+Z$/, 'Z'),
   };
+}
+
+/** GPU-hours to 3 significant digits (0.00417, 1.25, 312). */
+export function fmtGpuHours(seconds: number): string {
+  const hours = seconds / 3600;
+  return hours === 0 ? '0' : String(Number(hours.toPrecision(3)));
 }
 
 const COLUMNS: [keyof ListRow, string][] = [
@@ -50,6 +60,7 @@ const COLUMNS: [keyof ListRow, string][] = [
   ['outcome', 'OUTCOME'],
   ['validationSuccess', 'VAL SUCCESS'],
   ['checkpointStep', 'CHECKPOINT'],
+  ['gpuHours', 'GPU-HOURS'],
   ['parent', 'SWEEP/CAMPAIGN'],
   ['started', 'STARTED'],
 ];

@@ -1,6 +1,6 @@
 import type { AttemptRecord } from '../domain/campaign.js';
 import { CURVE_GROUPS, type Curve, alignCurves, chartId, curveOf, seriesKeys } from './curves.js';
-import { fmtNumber, fmtSeconds } from './format.js';
+import { fmtGpuUsage, fmtNumber, fmtSeconds } from './format.js';
 import type { CampaignData, ReportOptions } from './inputs.js';
 import { buildGantt, idleTables } from './timeline.js';
 import type { ChartMarker, ChartModel, Gantt, ReportModel, Section } from './view-model.js';
@@ -222,6 +222,7 @@ export function campaignReport(data: CampaignData, options: ReportOptions): Repo
       ['steps', `${m.totalTrainingSteps} planned`],
       ['attempts', String(m.attempts.length)],
       ['GPU-seconds', fmtNumber(m.gpuSeconds, 6)],
+      ['GPU-hours', fmtGpuUsage(m.gpuUsage)],
       ['archive folder', data.dir],
       ['written', m.writtenAt],
     ],

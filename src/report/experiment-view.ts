@@ -1,5 +1,5 @@
 import { CURVE_GROUPS, type Curve, alignCurves, chartId, curveOf, seriesKeys } from './curves.js';
-import { fmtNumber, fmtValue } from './format.js';
+import { fmtGpuUsage, fmtNumber, fmtValue } from './format.js';
 import type { ExperimentData, ReportOptions, SeriesOrReason } from './inputs.js';
 import { buildGantt, idleTables } from './timeline.js';
 import type { ChartModel, ReportModel, Section, TableModel } from './view-model.js';
@@ -198,6 +198,7 @@ export function experimentReport(data: ExperimentData, options: ReportOptions): 
         fmtNumber((m.validation.result as { success_rate?: number } | undefined)?.success_rate),
       ],
       ['backend', m.cluster.backend],
+      ['GPU-hours', fmtGpuUsage(m.gpuUsage)],
       ['archive folder', data.dir],
     ],
     sections: [curves, timelineSection(data), validationSection(data), provenanceSection(data)],

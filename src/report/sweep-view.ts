@@ -1,6 +1,6 @@
 import type { SweepRow } from '../domain/sweep.js';
 import { type Curve, alignCurves, chartId, curveOf, firstKeyOfGroup, seriesKeys } from './curves.js';
-import { fmtNumber, fmtValue } from './format.js';
+import { fmtGpuUsage, fmtNumber, fmtValue } from './format.js';
 import type { ReportOptions, SweepData } from './inputs.js';
 import type { ChartModel, ReportModel, Section } from './view-model.js';
 
@@ -126,6 +126,7 @@ export function sweepReport(data: SweepData, options: ReportOptions): ReportMode
         `${m.counts.total}: ${m.counts.succeeded} succeeded, ${m.counts.failed} failed, ${m.counts.cancelled} cancelled, ${m.counts.notStarted} not started`,
       ],
       ['stopped by failure budget', m.stoppedByFailureBudget ? 'yes' : 'no'],
+      ['GPU-hours', fmtGpuUsage(m.gpuUsage)],
       ['archive folder', data.dir],
       ['written', m.writtenAt],
     ],

@@ -51,7 +51,12 @@ import {
   hashCheckpoints,
   latestCompleteCheckpoint,
 } from './policies.js';
-import { SearchAttributes as K, startSearchAttributes } from './search-attributes.js';
+import {
+  GPU_SECONDS_ATTRIBUTE_PATCH,
+  SearchAttributes as K,
+  startSearchAttributes,
+} from './search-attributes.js';
+import { sumGpuUsage } from '../domain/gpu-usage.js';
 import { logStage } from './stage-log.js';
 import { statusQuery } from './status-query.js';
 import { notifyTargets } from './notify.js';
@@ -373,7 +378,10 @@ function settleFailure(run: CampaignRun, err: unknown): void {
 async function writeCampaignManifest(run: CampaignRun): Promise<void> {
   run.live.phase = 'done';
   logStage('done', run.state.attempts.length, { outcome: run.outcome });
-  run.visible?.set(K.stage, 'done').set(K.outcome, run.outcome).flush(); // batched with the next activity
+  run.visible?.set(K.stage, 'done').set(K.outcome, run.outcome);
+  if (run.visible && patched(GPU_SECONDS_ATTRIBUTE_PATCH))
+    run.visible.set(K.gpuSeconds, sumGpuUsage(run.state.attempts.map((a) => a.gpuUsage)).allocatedSeconds);
+  run.visible?.flush(); // batched with the next activity
   run.state.historyEventsPerRun.push(workflowInfo().historyLength);
   await CancellationScope.nonCancellable(async () => {
     await refreshCheckpoints(run).catch(() => undefined);

@@ -21,7 +21,12 @@ export const SearchAttributes = {
   validationSuccess: defineSearchAttributeKey('RagenValidationSuccess', SearchAttributeType.DOUBLE),
   /** Upserted at checkpoints only. */
   checkpointStep: defineSearchAttributeKey('RagenCheckpointStep', SearchAttributeType.INT),
+  /** Allocated GPU-seconds (GPUs x cluster time), upserted once when the run ends, so `list` reads it free. */
+  gpuSeconds: defineSearchAttributeKey('RagenGpuSeconds', SearchAttributeType.DOUBLE),
 } as const;
+
+/** The GPU-seconds upsert came after histories were recorded: their replays skip it. */
+export const GPU_SECONDS_ATTRIBUTE_PATCH = 'gpu-seconds-attribute';
 
 export type WorkflowKind = 'experiment' | 'campaign' | 'sweep';
 

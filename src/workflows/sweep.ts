@@ -32,7 +32,11 @@ import { bestChild, countOutcomes, rankChildren } from '../domain/sweep-results.
 import { workflowNowIso } from './clock.js';
 import { unwrapFailure } from './failure-info.js';
 import { archiveSweep } from './policies.js';
-import { SearchAttributes as K, startSearchAttributes } from './search-attributes.js';
+import {
+  GPU_SECONDS_ATTRIBUTE_PATCH,
+  SearchAttributes as K,
+  startSearchAttributes,
+} from './search-attributes.js';
 import { statusQuery } from './status-query.js';
 import { notifyTargets } from './notify.js';
 import { trackParent } from './tracking.js';
@@ -311,6 +315,8 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     .set(K.sweepId, sweepId);
   // The objective is validation.successRate: the best child's is the sweep's.
   if (best) visible.set(K.validationSuccess, best.value);
+  if (patched(GPU_SECONDS_ATTRIBUTE_PATCH))
+    visible.set(K.gpuSeconds, manifest.gpuUsage?.allocatedSeconds ?? 0);
   visible.flush(); // batched with the archive activity
   const archived = await CancellationScope.nonCancellable(() =>
     archiveSweep({ manifest, archiveDir: spec.base.storage.archiveDir }),

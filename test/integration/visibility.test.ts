@@ -213,8 +213,20 @@ describe('search attributes, summary, details, list and the Temporal UI (real de
       ok.map((r) => [r.workflowId, r.stage, r.validationSuccess]),
       [[finished.workflowId, 'done', '0.75']],
     );
+    assert.match(ok[0]?.gpuHours ?? '', /^\d/, 'GPU-hours of a finished run, from its RagenGpuSeconds');
     const children = await listWorkflows(env.client, listQuery({ running: false, sweep: sweepId }), 50);
     assert.equal(children.length, 3, 'the sweep and its two children');
+    // The sweep's GPU-seconds are its children's, summed (each rounded to the millisecond).
+    const gpuSeconds = async (id: string) =>
+      (await env.client.workflow.getHandle(id).describe()).typedSearchAttributes.get(K.gpuSeconds) ?? NaN;
+    const childSeconds = await Promise.all(
+      children.filter((r) => r.kind === 'experiment').map((r) => gpuSeconds(r.workflowId)),
+    );
+    assert.ok(
+      childSeconds.every((s) => s > 0),
+      `each child's GPU-seconds: ${childSeconds.join(', ')}`,
+    );
+    assert.ok(Math.abs((await gpuSeconds(sweepId)) - (childSeconds[0]! + childSeconds[1]!)) < 0.01);
     assert.deepEqual(children.map((r) => r.kind).sort(), ['experiment', 'experiment', 'sweep']);
     const summaries = await Promise.all(
       children

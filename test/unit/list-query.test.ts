@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { listQuery } from '../../src/cli/list-query.js';
-import { listTable } from '../../src/cli/list.js';
+import { fmtGpuHours, listTable } from '../../src/cli/list.js';
 import { CommandSchemas, parseCommand } from '../../src/cli/options.js';
 import { visibleStageOf } from '../../src/workflows/experiment-visibility.js';
 import { devServerSearchAttributeArgs } from '../../src/workflows/search-attributes.js';
@@ -54,6 +54,7 @@ describe('list: the visibility query', () => {
       outcome: '-',
       validationSuccess: '-',
       checkpointStep: '40',
+      gpuHours: '1.25',
       parent: '-',
       started: '2026-12-04T00:00:00Z',
     };
@@ -61,6 +62,14 @@ describe('list: the visibility query', () => {
     assert.equal(lines.length, 3);
     assert.equal(lines[0]?.indexOf('STAGE'), lines[1]?.indexOf('train'));
     assert.equal(lines[2]?.indexOf('cluster'), lines[1]?.indexOf('train'));
+    assert.equal(lines[0]?.indexOf('GPU-HOURS'), lines[1]?.indexOf('1.25'));
+  });
+
+  it('GPU-hours to 3 significant digits, from the GPU-seconds attribute', () => {
+    assert.equal(fmtGpuHours(4500), '1.25');
+    assert.equal(fmtGpuHours(15), '0.00417');
+    assert.equal(fmtGpuHours(1_123_200), '312');
+    assert.equal(fmtGpuHours(0), '0');
   });
 });
 
@@ -70,7 +79,8 @@ describe('search attributes', () => {
     assert.ok(args.includes('RagenValidationSuccess=Double'));
     assert.ok(args.includes('RagenCheckpointStep=Int'));
     assert.ok(args.includes('RagenStage=Keyword'));
-    assert.equal(args.filter((a) => a === '--search-attribute').length, 9);
+    assert.ok(args.includes('RagenGpuSeconds=Double'));
+    assert.equal(args.filter((a) => a === '--search-attribute').length, 10);
   });
 
   it('RagenStage is the phase: a teardown between resubmits stays in cluster, the last one is finish', () => {

@@ -100,6 +100,26 @@ describe('report view model (pure)', () => {
     );
   });
 
+  it('GPU-hours and cost among the facts; a manifest from before them says so', () => {
+    const manifest = testManifest('exp-1', '/data');
+    const priced = {
+      ...manifest,
+      gpuUsage: {
+        gpus: 2,
+        allocatedSeconds: 9000,
+        busySeconds: 7200,
+        allocatedGpuHours: 2.5,
+        cost: { pricePerGpuHour: 3, currency: 'USD', allocated: 7.5 },
+      },
+    };
+    const fact = (m: typeof manifest) =>
+      experimentReport({ dir: '/d', manifest: m, series: { missing: 'none' } }, options).facts.find(
+        ([k]) => k === 'GPU-hours',
+      )?.[1];
+    assert.equal(fact(priced), '2.5 allocated (2 GPUs), 2 busy training; cost 7.5 USD at 3/GPU-hour');
+    assert.match(fact({ ...manifest, gpuUsage: undefined }) ?? '', /^— \(not recorded/);
+  });
+
   it('a key asked for that the series lacks is named', () => {
     const model = experimentReport(
       { dir: '/d', manifest: testManifest('exp-1', '/data'), series: { series: testSeries(50) } },
