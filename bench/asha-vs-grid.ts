@@ -2,17 +2,22 @@
  * The same 16-configuration sweep on the local backend (real Ray, real payload), once as a plain
  * grid and once with ASHA; prints the GPU-seconds each used (from sweep.json's gpuUsage), the best
  * configuration and objective each found, and the spread of the objective across the grid's 16.
- * The payload runs harder Sokoban than the example (7x7 rooms, 2 boxes, 6 actions per episode) so
- * the configurations really differ. Long: 32 children on this machine; run it by hand:
- *   npx tsx bench/asha-vs-grid.ts [totalSteps=12] [concurrency=2]
+ * The payload runs harder Sokoban than the example (8x8 rooms, 3 boxes, 12 actions per episode, 8
+ * steps) so the configurations really differ (with 7x7, 2 boxes, 6 actions and 12 steps 13 of the
+ * 16 ended at the same success). Both sweeps run against one dev server the bench starts, so it can
+ * also count each child's history events afterwards. Long: 32 children; run it by hand, under the
+ * shared lock:  npx tsx bench/asha-vs-grid.ts [totalSteps=8] [concurrency=2]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { startDevServer } from '../src/cli/dev-server.js';
+import { loadConfig } from '../src/config.js';
 import { SweepManifestSchema, type SweepManifest } from '../src/domain/sweep.js';
 
-const totalSteps = Number(process.argv[2] ?? 12);
+const totalSteps = Number(process.argv[2] ?? 8);
 const concurrency = Number(process.argv[3] ?? 2);
 const root = mkdtempSync(join(tmpdir(), 'asha-bench-'));
 
@@ -28,10 +33,12 @@ const base = {
     saveFreq: 2,
     testFreq: 2,
     overrides: {
-      'env.dim_x': 7,
-      'env.dim_y': 7,
-      'env.num_boxes': 2,
-      'env.max_actions_per_traj': 6,
+      'env.dim_x': 8,
+      'env.dim_y': 8,
+      'env.num_boxes': 3,
+      'env.max_actions_per_traj': 12,
+      // In-loop validations on 64 levels (the default 128 doubles their time here).
+      'es_manager.val.env_groups': 64,
     },
   },
   storage: { checkpointDir: join(root, 'checkpoints'), archiveDir: join(root, 'archive') },
@@ -44,6 +51,17 @@ const grid = {
   'algorithm.epsilon_decay_steps': [2, 4, 8, 16],
 };
 
+// One dev server for both sweeps (a free port from the pid): the CLI finds it and starts none.
+const port = 20000 + (process.pid % 20000);
+const address = `127.0.0.1:${port}`;
+const server = await startDevServer({
+  temporalBin: loadConfig().temporalBin,
+  dbFile: join(root, 'temporal.db'),
+  port,
+  uiPort: port + 1,
+  logFile: join(root, 'temporal.log'),
+});
+
 function runSweep(name: string, scheduler?: object): { manifest: SweepManifest; wallS: number } {
   const file = join(root, `${name}.json`);
   writeFileSync(
@@ -54,6 +72,7 @@ function runSweep(name: string, scheduler?: object): { manifest: SweepManifest; 
   const cli = spawnSync('npx', ['tsx', resolve('src/cli.ts'), 'sweep', '--embedded', file], {
     stdio: ['ignore', 'pipe', 'inherit'],
     encoding: 'utf8',
+    env: { ...process.env, TEMPORAL_ADDRESS: address },
   });
   const wallS = (Date.now() - started) / 1000;
   const path = /\S+\/sweep\.json/.exec(cli.stdout ?? '')?.[0];
@@ -67,22 +86,62 @@ const fmt = (m: SweepManifest) => {
   return `GPU-seconds ${m.gpuUsage?.allocatedSeconds.toFixed(0)} (busy ${m.gpuUsage?.busySeconds.toFixed(0)}), best ${best?.successRate} at ${JSON.stringify(best?.params)}, stopped early ${m.counts.stoppedEarly ?? 0}`;
 };
 
-const plain = runSweep('grid');
-const asha = runSweep('asha', {
-  type: 'asha',
-  metric: 'val-env/CoordSokoban/success',
-  gracePeriod: 2,
-  reductionFactor: 2,
-});
-const values = plain.manifest.children.map((c) => c.successRate ?? NaN).sort((a, b) => a - b);
-console.log(`grid: ${fmt(plain.manifest)}; wall ${plain.wallS.toFixed(0)} s`);
-console.log(`asha: ${fmt(asha.manifest)}; wall ${asha.wallS.toFixed(0)} s`);
-console.log(
-  `objective spread over the grid's ${values.length}: min ${values[0]}, median ${values[values.length >> 1]}, max ${values.at(-1)}`,
-);
-const ratio =
-  (asha.manifest.gpuUsage?.allocatedSeconds ?? 0) / (plain.manifest.gpuUsage?.allocatedSeconds ?? 1);
-const same =
-  JSON.stringify(asha.manifest.children.find((c) => c.rank === 1)?.params) ===
-  JSON.stringify(plain.manifest.children.find((c) => c.rank === 1)?.params);
-console.log(`asha / grid GPU-seconds: ${(100 * ratio).toFixed(0)}%; same best configuration: ${same}`);
+/** History events of each child of a sweep (the visibility store finds them by RagenSweepId). */
+async function childEvents(client: Client, sweepId: string): Promise<number[]> {
+  const counts: number[] = [];
+  for await (const w of client.workflow.list({
+    query: `RagenSweepId = '${sweepId}' AND RagenKind = 'experiment'`,
+  }))
+    counts.push(w.historyLength);
+  return counts.sort((a, b) => a - b);
+}
+
+try {
+  const plain = runSweep('grid');
+  const asha = runSweep('asha', {
+    type: 'asha',
+    metric: 'val-env/CoordSokoban/success',
+    gracePeriod: 2,
+    reductionFactor: 2,
+  });
+  const byIndex = [...plain.manifest.children].sort((a, b) => a.index - b.index);
+  console.log('grid, each configuration: final objective (in-loop validations)');
+  for (const c of byIndex)
+    console.log(
+      `  ${JSON.stringify(c.params)}: ${c.successRate} (${c.outcome}, GPU-s ${c.gpuSeconds?.toFixed(0)})`,
+    );
+  const values = byIndex.map((c) => c.successRate ?? NaN).sort((a, b) => a - b);
+  console.log(`grid: ${fmt(plain.manifest)}; wall ${plain.wallS.toFixed(0)} s`);
+  console.log(`asha: ${fmt(asha.manifest)}; wall ${asha.wallS.toFixed(0)} s`);
+  for (const c of [...asha.manifest.children].sort((a, b) => a.index - b.index))
+    console.log(
+      `  asha ${JSON.stringify(c.params)}: ${c.outcome}${c.stoppedEarly ? ` at rung ${c.stoppedEarly.rung}` : ''} ${c.successRate ?? ''} last ${JSON.stringify(c.lastIntermediate)}`,
+    );
+  console.log(
+    `objective spread over the grid's ${values.length}: min ${values[0]}, median ${values[values.length >> 1]}, max ${values.at(-1)}, distinct ${new Set(values).size}`,
+  );
+  const ratio =
+    (asha.manifest.gpuUsage?.allocatedSeconds ?? 0) / (plain.manifest.gpuUsage?.allocatedSeconds ?? 1);
+  const gridBest = values.at(-1);
+  const tiedBest = byIndex.filter((c) => c.successRate === gridBest).map((c) => JSON.stringify(c.params));
+  const ashaBest = asha.manifest.children.find((c) => c.rank === 1);
+  console.log(`grid's best value ${gridBest} is shared by ${tiedBest.length}: ${tiedBest.join(' ')}`);
+  console.log(
+    `asha / grid GPU-seconds: ${(100 * ratio).toFixed(0)}%; asha's best ${ashaBest?.successRate} at ${JSON.stringify(ashaBest?.params)}: ` +
+      `same value as the grid's best: ${ashaBest?.successRate === gridBest}; among the grid's best configurations: ${tiedBest.includes(JSON.stringify(ashaBest?.params))}`,
+  );
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection });
+  for (const [name, m] of [
+    ['grid', plain.manifest],
+    ['asha', asha.manifest],
+  ] as const) {
+    const events = await childEvents(client, m.temporal.workflowId);
+    console.log(
+      `history events per child (${name}, intermediate reporting ${name === 'asha' ? 'on' : 'off'}): min ${events[0]}, median ${events[events.length >> 1]}, max ${events.at(-1)} over ${events.length}`,
+    );
+  }
+  await connection.close();
+} finally {
+  await server.stop();
+}
