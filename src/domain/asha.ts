@@ -30,6 +30,12 @@ export const AshaSchema = z.strictObject({
     .default(3),
   /** Highest step considered; default: the base spec's trainer.totalTrainingSteps. */
   maxSteps: z.number().int().positive().optional(),
+  /**
+   * Promotion (ASHA as published): a child stopped at a rung that later arrivals leave in the top
+   * 1/reductionFactor continues from its last kept checkpoint when a slot is free, before a new
+   * configuration starts. Off by default: stop-only, as Ray Tune's AsyncHyperBand.
+   */
+  promote: z.boolean().default(false),
 });
 
 export const MedianStoppingSchema = z.strictObject({
@@ -62,6 +68,8 @@ export function ashaRungs(
 export const SchedulerStateSchema = z.strictObject({
   rungs: z.record(z.string(), z.array(z.strictObject({ index: z.number(), value: z.number() }))),
   reports: z.record(z.string(), z.array(z.tuple([z.number(), z.number()]))),
+  /** Promotions made: each child at most once per rung. */
+  promoted: z.array(z.strictObject({ index: z.number(), rung: z.number() })).optional(),
 });
 export type SchedulerState = z.infer<typeof SchedulerStateSchema>;
 export const emptySchedulerState = (): SchedulerState => ({ rungs: {}, reports: {} });
@@ -148,4 +156,28 @@ function medianDecision(
     rung: step,
     reason: `median stopping at step ${step}: best ${s.metric}=${mine} is worse than the median ${median} of ${others.length} other children`,
   };
+}
+
+/**
+ * ASHA promotion (pure): the first stopped child, by index, whose value at the rung it was stopped at
+ * is now in the top max(1, floor(n / reductionFactor)) of that rung's n values (the same test as
+ * `ashaDecision`, with the values that arrived since), and that was not promoted at that rung yet.
+ */
+export function promotableChild(
+  scheduler: Scheduler,
+  state: SchedulerState,
+  stopped: readonly { index: number; rung: number }[],
+): { index: number; rung: number } | undefined {
+  if (scheduler.type !== 'asha' || !scheduler.promote) return undefined;
+  const done = (c: { index: number; rung: number }) =>
+    (state.promoted ?? []).some((p) => p.index === c.index && p.rung === c.rung);
+  for (const c of [...stopped].sort((a, b) => a.index - b.index)) {
+    const recorded = state.rungs[String(c.rung)] ?? [];
+    const mine = recorded.find((e) => e.index === c.index);
+    if (!mine || done(c)) continue;
+    const keep = Math.max(1, Math.floor(recorded.length / scheduler.reductionFactor));
+    const ahead = recorded.filter((e) => better(scheduler.mode, e.value, mine.value)).length;
+    if (ahead < keep) return c;
+  }
+  return undefined;
 }

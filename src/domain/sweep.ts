@@ -173,6 +173,10 @@ export const ChildOutcomeSchema = z.strictObject({
   lastIntermediate: z.tuple([z.number(), z.number()]).optional(),
   /** Why the scheduler stopped it (outcome stoppedEarly). */
   stoppedEarly: z.strictObject({ rung: z.number(), reason: z.string() }).optional(),
+  /** ASHA promotions: each resumed the child (a new workflow) from its last kept checkpoint. */
+  promotions: z
+    .array(z.strictObject({ rung: z.number(), fromStep: z.number(), workflowId: z.string() }))
+    .optional(),
 });
 export type ChildOutcome = z.infer<typeof ChildOutcomeSchema>;
 

@@ -23,3 +23,5 @@ export const intermediateResultSignal = defineSignal<[IntermediateResult]>('inte
 /** Experiments and sweeps started before schedulers existed replay without these commands. */
 export const INTERMEDIATE_RESULTS_PATCH = 'intermediate-results';
 export const SCHEDULER_PATCH = 'sweep-scheduler';
+/** ASHA promotion (resume a stopped child from its kept checkpoint) came after recorded histories. */
+export const PROMOTION_PATCH = 'asha-promotion';

@@ -25,13 +25,14 @@ import {
   type SweepResult,
   type SweepStatus,
 } from '../domain/sweep.js';
-import { emptySchedulerState, onIntermediateResult } from '../domain/asha.js';
+import { emptySchedulerState, onIntermediateResult, promotableChild } from '../domain/asha.js';
+import { ledgerPath, runCheckpointDir } from '../domain/paths.js';
 import { type SweepLimitChange, sweepLimitsRefusal } from '../domain/sweep-limits.js';
 import { applyParams, childWorkflowId, expandSweep } from '../domain/sweep-expand.js';
 import { bestChild, countOutcomes, rankChildren } from '../domain/sweep-results.js';
 import { workflowNowIso } from './clock.js';
 import { unwrapFailure } from './failure-info.js';
-import { archiveSweep } from './policies.js';
+import { archiveSweep, latestCompleteCheckpoint } from './policies.js';
 import {
   GPU_SECONDS_ATTRIBUTE_PATCH,
   SearchAttributes as K,
@@ -42,6 +43,7 @@ import { notifyTargets } from './notify.js';
 import { trackParent } from './tracking.js';
 import { stopEarlySignal } from './definitions.js';
 import {
+  PROMOTION_PATCH,
   SCHEDULER_PATCH,
   intermediateResultSignal,
   setSweepLimitsUpdate,
@@ -155,9 +157,18 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     if (outcome.outcome === 'failed') failed++;
   }
 
-  async function runChild(index: number): Promise<void> {
+  /** A promoted child: a new workflow that resumes the stopped one's last kept checkpoint. */
+  interface Promotion {
+    rung: number;
+    prior: ChildOutcome;
+    resume: Pick<ExperimentInput, 'resumeFrom' | 'checkpointDir' | 'ledgerPath'>;
+    fromStep: number;
+  }
+
+  async function runChild(index: number, promotion?: Promotion): Promise<void> {
     const params = paramSets[index] ?? {};
-    const workflowId = childWorkflowId(sweepId, index, params);
+    const firstId = childWorkflowId(sweepId, index, params);
+    const workflowId = promotion ? `${firstId}-p${promotion.rung}` : firstId;
     const applied = applyParams(spec.base, params);
     if (!applied.ok) {
       // Validated at load time; a spec that changed under a schedule still fails clearly here.
@@ -169,14 +180,32 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
       });
       return;
     }
-    running++;
+    if (!promotion) running++; // a promotion took its slot before looking for the checkpoint
     maxRunning = Math.max(maxRunning, running);
     indexOfRunning[workflowId] = index;
+    stopSent[index] = false;
+    // A promoted child's row replaces the stopped one's: GPU-seconds of both, the promotions listed.
+    const promoted = (o: ChildOutcome): ChildOutcome => {
+      if (!promotion) return o;
+      const { prior } = promotion;
+      results.splice(results.indexOf(prior), 1);
+      const add = (a?: number, b?: number) => (a === undefined ? b : b === undefined ? a : a + b);
+      return {
+        ...o,
+        gpuSeconds: add(prior.gpuSeconds, o.gpuSeconds),
+        busyGpuSeconds: add(prior.busyGpuSeconds, o.busyGpuSeconds),
+        promotions: [
+          ...(prior.promotions ?? []),
+          { rung: promotion.rung, fromStep: promotion.fromStep, workflowId },
+        ],
+      };
+    };
     try {
       const childInput: ExperimentInput = {
         spec: applied.spec,
         provenance,
         ...(scheduler ? { reportValidations: true } : {}),
+        ...promotion?.resume,
       };
       const r = await executeChild<(i: ExperimentInput) => Promise<ExperimentResult>>(
         input.childWorkflowType,
@@ -190,7 +219,9 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
             stage: 'preflight',
             sweepId,
           }),
-          staticSummary: childSummary(spec.name, index, total, params),
+          staticSummary:
+            childSummary(spec.name, index, total, params) +
+            (promotion ? ` (promoted at rung ${promotion.rung}, from step ${promotion.fromStep})` : ''),
           // Cancel reaches the child and the sweep waits for its teardown to finish.
           cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
           // A terminated sweep still lets its children clean up (terminate would skip teardown).
@@ -201,37 +232,87 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
       // A child paused by hand (the campaign signal) stopped before validation: counted as cancelled.
       const outcome: ChildOutcome['outcome'] = r.outcome === 'paused' ? 'cancelled' : r.outcome;
       const paused = r.outcome === 'paused';
-      record({
-        index,
-        workflowId,
-        outcome,
-        successRate: r.validation.successRate,
-        manifestPath: r.archive.manifestPath,
-        error: paused ? 'paused by hand before validation' : undefined,
-        ...gpuFields(usageOfResult(r, workerGpus(applied.spec))),
-        ...lastIntermediate(index),
-        ...(r.stoppedEarly
-          ? { stoppedEarly: { rung: r.stoppedEarly.rung, reason: r.stoppedEarly.reason } }
-          : {}),
-      });
+      record(
+        promoted({
+          index,
+          workflowId,
+          outcome,
+          successRate: r.validation.successRate,
+          manifestPath: r.archive.manifestPath,
+          error: paused ? 'paused by hand before validation' : undefined,
+          ...gpuFields(usageOfResult(r, workerGpus(applied.spec))),
+          ...lastIntermediate(index),
+          ...(r.stoppedEarly
+            ? { stoppedEarly: { rung: r.stoppedEarly.rung, reason: r.stoppedEarly.reason } }
+            : {}),
+        }),
+      );
     } catch (err) {
       // A failed child carries its experiment result in the failure details, if it got that far.
       const failure = unwrapFailure(err);
       const r = failure.details[0] as ExperimentResult | undefined;
-      record({
-        index,
-        workflowId,
-        outcome: failure.cancelled ? 'cancelled' : 'failed',
-        successRate: r?.validation.successRate,
-        manifestPath: r?.archive.manifestPath,
-        error: shortError(failure.message),
-        ...gpuFields(r?.stages ? usageOfResult(r, workerGpus(applied.spec)) : undefined),
-        ...lastIntermediate(index),
-      });
+      record(
+        promoted({
+          index,
+          workflowId,
+          outcome: failure.cancelled ? 'cancelled' : 'failed',
+          successRate: r?.validation.successRate,
+          manifestPath: r?.archive.manifestPath,
+          error: shortError(failure.message),
+          ...gpuFields(r?.stages ? usageOfResult(r, workerGpus(applied.spec)) : undefined),
+          ...lastIntermediate(index),
+        }),
+      );
     } finally {
       running--;
       delete indexOfRunning[workflowId];
     }
+  }
+
+  // ASHA promotion (opt-in, `promote: true`): checked whenever a slot is free, before a new configuration.
+  const promoting = scheduler?.type === 'asha' && scheduler.promote && patched(PROMOTION_PATCH);
+  const candidate = () =>
+    promoting && scheduler
+      ? promotableChild(
+          scheduler,
+          schedulerState,
+          results.flatMap((r) =>
+            r.outcome === 'stoppedEarly' && r.stoppedEarly
+              ? [{ index: r.index, rung: r.stoppedEarly.rung }]
+              : [],
+          ),
+        )
+      : undefined;
+  /** Promote `c`: find the stopped child's last complete checkpoint (campaign-style) and resume it. */
+  async function promote(c: { index: number; rung: number }): Promise<void> {
+    schedulerState.promoted = [...(schedulerState.promoted ?? []), c];
+    const prior = results.find((r) => r.index === c.index);
+    const params = paramSets[c.index] ?? {};
+    const applied = applyParams(spec.base, params);
+    if (!prior || !applied.ok) return;
+    running++; // the slot is taken now, while the checkpoint is looked up
+    const firstId = childWorkflowId(sweepId, c.index, params);
+    const { storage, name } = applied.spec;
+    const resume = {
+      checkpointDir: runCheckpointDir(storage, name, firstId),
+      ledgerPath: ledgerPath(storage.archiveDir, name, firstId),
+    };
+    let latest: { step: number; path: string } | undefined;
+    try {
+      latest = (await latestCompleteCheckpoint({ ...resume, now: workflowNowIso() })).latest;
+    } catch {
+      latest = undefined;
+    }
+    if (!latest) {
+      running--; // nothing kept to continue from: the child stays stopped
+      return;
+    }
+    await runChild(c.index, {
+      rung: c.rung,
+      prior,
+      resume: { ...resume, resumeFrom: latest.path },
+      fromStep: latest.step,
+    });
   }
 
   const historyFull = () =>
@@ -256,10 +337,22 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
           },
         });
       }
+      const c = candidate();
+      if (c) {
+        void promote(c);
+        continue;
+      }
       void runChild(next);
       next++;
     }
     startingDone = true;
+    // Every configuration has started: promotions take the slots that free up, until none is left.
+    while (promoting && !budgetExhausted()) {
+      await condition(() => running === 0 || (running < concurrency && candidate() !== undefined));
+      const c = running < concurrency ? candidate() : undefined;
+      if (c) void promote(c);
+      else if (running === 0) break;
+    }
     await condition(() => running === 0);
   } catch (err) {
     if (!isCancellation(err)) throw err;

@@ -6,6 +6,7 @@ import {
   ashaRungs,
   emptySchedulerState,
   onIntermediateResult,
+  promotableChild,
 } from '../../src/domain/asha.js';
 import { SweepSpecSchema } from '../../src/domain/sweep.js';
 import { emptyTrainLogState, feedTrainLog } from '../../src/activities/train-log.js';
@@ -61,6 +62,31 @@ describe('ASHA rung rule (pure, hand-computed rungs)', () => {
     assert.equal(state.rungs['4']?.length, 3);
     // nothing at or past maxSteps is a rung
     assert.deepEqual(at(0, 16, 0.0), { stop: false, rung: 8 });
+  });
+
+  it('promotion: a stopped child that later arrivals leave in the top 1/reductionFactor, once per rung', () => {
+    const s = asha({ promote: true });
+    const state = emptySchedulerState();
+    const at = (index: number, value: number) =>
+      onIntermediateResult(s, state, { index, step: 2, value }, 16);
+    at(0, 0.9); // keep 1 of 1 → continues
+    assert.equal(at(1, 0.5).stop, true); // keep 1 of 2, 0.9 ahead
+    assert.equal(at(2, 0.3).stop, true); // keep 1 of 3, 2 ahead
+    const stopped = [
+      { index: 1, rung: 2 },
+      { index: 2, rung: 2 },
+    ];
+    assert.equal(promotableChild(s, state, stopped), undefined, 'keep 1 of 3: child 1 has 1 ahead');
+    assert.equal(at(3, 0.2).stop, true); // keep 2 of 4, 3 ahead
+    stopped.push({ index: 3, rung: 2 });
+    // keep floor(4/2) = 2: child 1 (1 ahead) now qualifies; child 2 (2 ahead) does not
+    assert.deepEqual(promotableChild(s, state, stopped), { index: 1, rung: 2 });
+    state.promoted = [{ index: 1, rung: 2 }];
+    assert.equal(promotableChild(s, state, stopped), undefined, 'each child once per rung');
+    // off by default, and never for median stopping
+    assert.equal(promotableChild(asha(), state, stopped), undefined);
+    const plain = asha();
+    assert.equal(plain.type === 'asha' && plain.promote, false);
   });
 
   it('mode min keeps the smallest values; ties are not ahead', () => {

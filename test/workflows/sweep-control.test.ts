@@ -263,4 +263,89 @@ describe('sweep control and GPU-seconds (time-skipping server, stand-in children
     );
     assert.ok(Math.max(...events) <= 200, `at most 200 history events per child, saw ${Math.max(...events)}`);
   });
+
+  it('ASHA promotion resumes a stopped child from its last kept checkpoint, not from scratch', async () => {
+    // 4 children, one at a time, rung 2 only (4 steps, gracePeriod 2, reductionFactor 2). Quality
+    // by seed: 0.9, 0.5, 0.3, 0.2. Child 1 is stopped (1 of 2 ahead, keep 1); after child 3 arrives
+    // the rung holds 4 values, keep 2, and child 1 (1 ahead) is promoted: a new workflow that resumes
+    // child 1's checkpoint of step 2 in child 1's checkpoint folder.
+    const resumes: { workflowId: string; resume: unknown; checkpointDir: string; firstStep: number }[] = [];
+    const lookups: { checkpointDir: string; ledgerPath: string }[] = [];
+    const { activities } = fakeActivities({
+      train: async ({ spec, reportValidations, resume, checkpointDir }) => {
+        const ctx = Context.current();
+        const id = ctx.info.workflowExecution?.workflowId ?? '';
+        const quality = 1 - spec.trainer.seedTrain / 10;
+        const from = resume.mode === 'resume_path' ? Number(/global_step_(\d+)$/.exec(resume.path)?.[1]) : 0;
+        resumes.push({ workflowId: id, resume, checkpointDir, firstStep: from + 1 });
+        for (let step = from + 1; step <= spec.trainer.totalTrainingSteps; step++) {
+          if (reportValidations && step % spec.trainer.testFreq === 0) {
+            await env.client.workflow.getHandle(id).signal('progress', {
+              step,
+              lastCheckpointStep: step,
+              validation: { step, metrics: { 'val-env/CoordSokoban/success': quality } },
+            });
+          }
+          for (let i = 0; i < 3; i++) {
+            ctx.heartbeat();
+            await ctx.sleep(25);
+          }
+        }
+        const total = spec.trainer.totalTrainingSteps;
+        return { finalStep: total, lastCheckpointStep: total, lastMetrics: {}, entrypoint: [] };
+      },
+      // Stand-in for the campaign's checkpoint finder: step 2 is the last complete one it kept.
+      latestCompleteCheckpoint: async ({ checkpointDir, ledgerPath }) => {
+        lookups.push({ checkpointDir, ledgerPath });
+        const latest = { step: 2, path: `${checkpointDir}/global_step_2`, sha256: 'a'.repeat(64) };
+        return { latest, checkpoints: [{ step: 2, sha256: latest.sha256 }], untrusted: [] };
+      },
+    });
+    const spec = parseSweepMapping(
+      {
+        name: 'asha-promote',
+        base: {
+          ...testSpec(),
+          trainer: { ...testSpec().trainer, totalTrainingSteps: 4, testFreq: 2, saveFreq: 2 },
+        },
+        parameters: { grid: { 'trainer.seedTrain': [1, 5, 7, 8] } },
+        scheduler: {
+          type: 'asha',
+          metric: 'val-env/CoordSokoban/success',
+          gracePeriod: 2,
+          reductionFactor: 2,
+          promote: true,
+        },
+      },
+      'asha promotion test sweep',
+    );
+    const { result } = await withSweep(sweepInput(spec), activities, async () => undefined);
+    const byIndex = [...result.ranked].sort((a, b) => a.index - b.index);
+    assert.deepEqual(
+      byIndex.map((c) => c.outcome),
+      ['succeeded', 'succeeded', 'stoppedEarly', 'stoppedEarly'],
+    );
+    const child1 = byIndex[1]!;
+    const first = resumes.find((r) => r.workflowId === child1.workflowId.replace(/-p2$/, ''))!;
+    assert.match(child1.workflowId, /-p2$/, 'the promoted run is a workflow of its own');
+    assert.deepEqual(child1.promotions, [{ rung: 2, fromStep: 2, workflowId: child1.workflowId }]);
+    const promotedRun = resumes.find((r) => r.workflowId === child1.workflowId);
+    assert.deepEqual(promotedRun?.resume, {
+      mode: 'resume_path',
+      path: `${first.checkpointDir}/global_step_2`,
+    });
+    assert.equal(
+      promotedRun?.checkpointDir,
+      first.checkpointDir,
+      'it writes on in the stopped child’s folder',
+    );
+    assert.equal(promotedRun?.firstStep, 3, 'training continues at step 3, not from scratch');
+    assert.deepEqual(
+      lookups.map((l) => l.checkpointDir),
+      [first.checkpointDir],
+    );
+    assert.match(lookups[0]?.ledgerPath ?? '', /checkpoints\.json$/);
+    assert.equal(result.stoppedEarly, 2);
+    assert.equal(result.succeeded, 2);
+  });
 });
