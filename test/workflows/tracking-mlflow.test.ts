@@ -42,7 +42,15 @@ after(async () => {
 async function writeSeries(runDir: string, from: number, to: number): Promise<void> {
   const points = [];
   for (let step = from; step <= to; step++)
-    points.push({ step, values: { 'critic/score/mean': step / 100, 'actor/entropy': 1 - step / 1000 } });
+    points.push({
+      step,
+      // RAGEN's names include `@`, which MLflow refuses: tracked as `pass_at_16`.
+      values: {
+        'critic/score/mean': step / 100,
+        'actor/entropy': 1 - step / 1000,
+        'train/CoordSokoban/pass@16': step / 20,
+      },
+    });
   const series: MetricsSeries = { schemaVersion: 1, maxPoints: 2000, stride: 1, points };
   await mkdir(runDir, { recursive: true });
   await writeFile(metricsSeriesPath(runDir), JSON.stringify(series));
@@ -160,6 +168,8 @@ describe('MLflow tracking (real mlflow server, time-skipping Temporal, stand-in 
     );
     const a2Steps = (await c.metricHistory(a2.info.run_id, 'critic/score/mean')).map((m) => m.step);
     assert.equal(Math.min(...a2Steps), 11);
+    const passAt = await c.metricHistory(a2.info.run_id, 'train/CoordSokoban/pass_at_16');
+    assert.equal(passAt.length, 10, 'a metric named with @ is tracked under pass_at_16');
 
     // The manifest is an artifact, byte for byte; tracking.json next to it names the run.
     const manifestPath = join(runArchiveDir(spec.storage, spec.name, `${workflowId}-a2`), 'manifest.json');
