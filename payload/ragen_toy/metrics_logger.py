@@ -1,4 +1,4 @@
-"""verl's console line (`step:N - key:value - ...`) and its JSONL file backend."""
+"""verl's console line (`step:N - key:value - ...`), its JSONL file backend and its wandb backend."""
 
 from __future__ import annotations
 
@@ -24,9 +24,27 @@ def format_step_line(step: int, data: dict) -> str:
     return " - ".join(parts)
 
 
+def start_wandb_run(project: str, experiment: str, config: dict, default_local_dir: str):
+    """verl's `wandb.init(project=..., name=..., config=...)`. The orchestrator steers the run
+    through the environment: WANDB_RUN_ID with WANDB_RESUME=allow (a campaign's attempts continue
+    one run), WANDB_RUN_GROUP (a sweep), WANDB_MODE=offline (no network), WANDB_API_KEY; wandb reads
+    those itself. Unlike verl, WANDB_PROJECT wins over trainer.project_name, and the run directory
+    defaults to the checkpoint dir (not the job's cwd), so every attempt writes where the next can see.
+    """
+    import wandb  # imported only when asked for: the console and file backends do not need it
+
+    return wandb.init(
+        project=os.environ.get("WANDB_PROJECT") or project,
+        name=experiment,
+        config=config,
+        dir=os.environ.get("WANDB_DIR") or default_local_dir,
+    )
+
+
 class MetricsLogger:
-    def __init__(self, backends: tuple[str, ...], default_local_dir: str):
+    def __init__(self, backends: tuple[str, ...], default_local_dir: str, wandb_run=None):
         self.console = "console" in backends
+        self.wandb_run = wandb_run
         self.file_path = None
         if "file" in backends:
             self.file_path = os.environ.get("VERL_FILE_LOGGER_PATH") or os.path.join(default_local_dir, "metrics.jsonl")
@@ -41,6 +59,14 @@ class MetricsLogger:
             with open(self.file_path, "a") as f:
                 f.write(json.dumps({"step": step, "data": numeric}) + "\n")
                 f.flush()
+        if self.wandb_run is not None:
+            self.wandb_run.log({k: plain(v) for k, v in data.items()}, step=step)
+
+    def close(self, exit_code: int) -> None:
+        """Ends the W&B run (its offline files complete, marked failed on a non-zero code)."""
+        if self.wandb_run is not None:
+            self.wandb_run.finish(exit_code=exit_code)
+            self.wandb_run = None
 
 
 def say(message: str) -> None:

@@ -46,7 +46,13 @@ def main(argv: list[str] | None = None) -> int:
         ]
         placements = ray.get([w.placement.remote() for w in workers], timeout=cfg["trainer.placement_timeout_s"])
         print(f"rollout workers: {json.dumps(placements)}", flush=True)
-        Trainer(cfg, workers, holdout).fit()
+        trainer = Trainer(cfg, workers, holdout)
+        try:
+            trainer.fit()
+        except BaseException:
+            trainer.logger.close(exit_code=1)
+            raise
+        trainer.logger.close(exit_code=0)
         return 0
     except resource_pool.ResourceError as err:
         print(f"resource error: {err}", file=sys.stderr, flush=True)

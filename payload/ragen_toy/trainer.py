@@ -19,7 +19,7 @@ from .agent.q_learning import AdamState, Batch, initial_weights, td_update
 from .config.sokoban_main import ENV_TAG
 from .evaluation import evaluate, summarise
 from .levels import Holdout, env_kwargs, training_level, validation_levels
-from .metrics_logger import MetricsLogger, say, warn
+from .metrics_logger import MetricsLogger, say, start_wandb_run, warn
 
 
 class InjectedFault(RuntimeError):
@@ -46,7 +46,10 @@ class Trainer:
         self.holdout = holdout
         val_groups = validation_levels(cfg["seed.val"], cfg["es_manager.val.env_groups"], self.gen_kwargs)
         self.val_levels = [lvl for lvl in val_groups for _ in range(cfg["es_manager.val.group_size"])]
-        self.logger = MetricsLogger(cfg["trainer.logger"], self.root)
+        wandb_run = None
+        if "wandb" in cfg["trainer.logger"]:
+            wandb_run = start_wandb_run(cfg["trainer.project_name"], cfg["trainer.experiment_name"], dict(cfg), self.root)
+        self.logger = MetricsLogger(cfg["trainer.logger"], self.root, wandb_run)
         self.saved_by_this_run: list[int] = []
         self._fresh_state()
 

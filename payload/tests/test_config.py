@@ -33,7 +33,7 @@ def test_overrides_are_typed():
         (["trainer.resume_mode=sometimes"], ["trainer.resume_mode", "auto, disable, resume_path"]),
         (["trainer.resume_mode=resume_path", "trainer.resume_from_path=/ckpt/step_3"], ["global_step_"]),
         (["trainer.nnodes=two"], ["trainer.nnodes", "integer"]),
-        (["trainer.logger=['console','wandb']"], ["wandb", "console, file"]),
+        (["trainer.logger=['console','tensorboard']"], ["tensorboard", "console, file, wandb"]),
         (["trainer.max_actor_ckpt_to_keep=1"], ["minimum 2"]),
         (["+trainer.nnodes=2"], ["already exists"]),
         (["+trainer.bar=2"], ["only keys under ray_kwargs"]),

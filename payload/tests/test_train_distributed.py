@@ -1,5 +1,6 @@
 """The trainer on a real 2-node Ray cluster: verl output, checkpoints, resume equality, learning, bounded failures."""
 
+import glob
 import json
 import os
 import re
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import run_module, train
+from wandb_offline import offline_runs
 
 STEP_LINE = re.compile(r"^step:(\d+)( - [^ :]+:-?[0-9.e+-]+)+$")
 
@@ -50,9 +52,13 @@ def test_console_contract_and_layout(straight_run):
     assert len({p["node_id"] for p in placements}) == 2  # one slot actor per GPU node
 
 
-def test_resume_auto_10_plus_10_equals_20_bit_for_bit(straight_run, ray_cluster, tmp_path):
+def test_resume_auto_10_plus_10_equals_20_bit_for_bit(straight_run, ray_cluster, tmp_path, monkeypatch):
     root = str(tmp_path / "ckpt")
-    common = ["trainer.nnodes=2", f"trainer.default_local_dir={root}", "trainer.save_freq=10", "trainer.logger=['console','file']"]
+    # W&B offline with the environment the orchestrator gives a campaign's attempts (one run id).
+    for name, value in {**WANDB_ENV, "WANDB_API_KEY": WANDB_KEY}.items():
+        monkeypatch.setenv(name, value)
+    common = ["trainer.nnodes=2", f"trainer.default_local_dir={root}", "trainer.save_freq=10",
+              "trainer.logger=['console','file','wandb']"]
     first = train(ray_cluster, tmp_path, *common, "trainer.total_training_steps=10")
     assert first.returncode == 0, first.stderr[-3000:]
     second = train(ray_cluster, tmp_path, *common, "trainer.total_training_steps=20")
@@ -64,6 +70,30 @@ def test_resume_auto_10_plus_10_equals_20_bit_for_bit(straight_run, ray_cluster,
     assert a[2] == b[2]  # RNG state, seed counter, epsilon schedule
     steps = [json.loads(l)["step"] for l in open(os.path.join(root, "metrics.jsonl"))]
     assert steps[:11] == list(range(11)) and steps[-1] == 20  # appended across the resume
+    assert_one_wandb_run(root)
+
+
+WANDB_KEY = "wandb-api-key-never-written-7f3a"
+WANDB_ENV = {"WANDB_MODE": "offline", "WANDB_RUN_ID": "camp-7", "WANDB_RESUME": "allow", "WANDB_RUN_GROUP": "sweep-3",
+             "WANDB_PROJECT": "sokoban-campaigns", "WANDB_SILENT": "true"}
+
+
+def assert_one_wandb_run(root):
+    """The two attempts wrote one W&B run: offline, a run file per attempt (offline mode cannot
+    append), each with the run id, project and group given; the steps continue from the resume;
+    the API key is in none of the files."""
+    runs = offline_runs(root)
+    assert len(runs) == 2, runs
+    for run in runs:
+        assert (run["run_id"], run["project"], run["group"]) == ("camp-7", "sokoban-campaigns", "sweep-3")
+        assert all("critic/score/mean" in k or "val-env/CoordSokoban/success" in k for k in run["keys"])
+    first, second = runs
+    assert first["steps"] == list(range(11)) and first["exit_code"] == 0
+    # The resumed attempt starts at its checkpoint (its validation before training) and goes on.
+    assert second["steps"] == list(range(10, 21)) and second["exit_code"] == 0
+    for path in glob.glob(os.path.join(root, "wandb", "**", "*"), recursive=True):
+        if os.path.isfile(path):
+            assert WANDB_KEY.encode() not in open(path, "rb").read(), f"the API key is in {path}"
 
 
 def test_resume_path_into_a_new_dir_matches(straight_run, ray_cluster, tmp_path):

@@ -14,9 +14,11 @@ const exists = (path: string) =>
 /** The Temporal UI page of a workflow run (RAGEN_TEMPORAL_UI_URL, default the dev server's UI). */
 export function temporalUiLink(
   base: string,
-  d: Pick<NotificationDraft, 'namespace' | 'id' | 'runId'>,
+  d: Pick<NotificationDraft, 'namespace' | 'id' | 'runId' | 'kind'>,
 ): string {
-  return `${base.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(d.namespace)}/workflows/${encodeURIComponent(d.id)}/${encodeURIComponent(d.runId)}/history`;
+  const ns = `${base.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(d.namespace)}`;
+  if (d.kind === 'schedule') return `${ns}/schedules/${encodeURIComponent(d.id)}`;
+  return `${ns}/workflows/${encodeURIComponent(d.id)}/${encodeURIComponent(d.runId)}/history`;
 }
 
 /**

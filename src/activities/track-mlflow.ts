@@ -1,4 +1,4 @@
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, readdir, rename, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ManifestSchema } from '../domain/manifest.js';
 import { MetricsSeriesSchema } from '../domain/metrics-series.js';
@@ -20,6 +20,8 @@ import { sha256OfFile } from './write-once.js';
 /** What a tracking activity reports; the experiment also writes it to `tracking.json` by its manifest. */
 export interface TrackingRecord {
   tracker: 'mlflow';
+  /** Absent in records written before failures were recorded. */
+  outcome?: 'succeeded';
   uri: string;
   experimentId: string;
   runId: string;
@@ -28,6 +30,33 @@ export interface TrackingRecord {
   /** REST calls this attempt made. */
   calls: number;
   note?: string;
+  /** Earlier attempts of the same campaign whose failed tracking this archive retried, and how. */
+  retried?: { workflowId: string; outcome: 'succeeded' | 'failed' }[];
+}
+
+/** `tracking.json` after a failed try: the next archive of the campaign (or a re-run) retries it. */
+export interface TrackingFailureRecord {
+  tracker: 'mlflow';
+  outcome: 'failed';
+  uri: string;
+  error: string;
+  at: string;
+}
+
+async function writeRecord(manifestPath: string, record: TrackingRecord | TrackingFailureRecord) {
+  const path = trackingRecordPath(manifestPath);
+  await writeFile(`${path}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
+  await rename(`${path}.tmp`, path);
+}
+
+async function trackingFailed(manifestPath: string): Promise<boolean> {
+  const text = await readIfExists(trackingRecordPath(manifestPath));
+  if (!text) return false;
+  try {
+    return (JSON.parse(text.toString('utf8')) as { outcome?: string }).outcome === 'failed';
+  } catch {
+    return false;
+  }
 }
 
 /** The file next to a manifest recording where its run was tracked (the manifest is never rewritten). */
@@ -78,12 +107,80 @@ const artifactNote = (uri: string | undefined, uploaded: string[]) =>
  * Profile quick (bounded retries); the workflow records a failure and keeps its outcome.
  */
 export function createTrackMlflowRun(env: NodeJS.ProcessEnv = process.env) {
-  return async function trackMlflowRun(input: {
-    mlflow: MlflowTracking;
-    workflowId: string;
-    parentWorkflowId?: string;
-    manifestPath: string;
-  }): Promise<TrackingRecord> {
+  const trackOne = trackOneRun(env);
+  /**
+   * A failed try leaves `tracking.json` saying failed (with the reason); a campaign attempt that
+   * tracks fine then retries the earlier attempts of its campaign whose record says failed (their
+   * run folders sit next to its own: `<campaign id>-a<N>`), into the same tracker. A retry that
+   * fails again stays recorded as failed and does not fail this activity.
+   */
+  return async function trackMlflowRun(input: TrackRunInput): Promise<TrackingRecord> {
+    let record: TrackingRecord;
+    try {
+      record = await trackOne(input);
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      const failed: TrackingFailureRecord = {
+        tracker: 'mlflow',
+        outcome: 'failed',
+        uri: input.mlflow.uri,
+        error,
+        at: new Date().toISOString(),
+      };
+      await writeRecord(input.manifestPath, failed).catch(() => undefined);
+      throw err;
+    }
+    const retried = await retryFailedAttempts(trackOne, input);
+    if (retried.length === 0) return record;
+    const withRetries = { ...record, retried };
+    await writeRecord(input.manifestPath, withRetries);
+    return withRetries;
+  };
+}
+
+interface TrackRunInput {
+  mlflow: MlflowTracking;
+  workflowId: string;
+  parentWorkflowId?: string;
+  manifestPath: string;
+}
+
+async function retryFailedAttempts(
+  trackOne: (input: TrackRunInput) => Promise<TrackingRecord>,
+  input: TrackRunInput,
+): Promise<NonNullable<TrackingRecord['retried']>> {
+  const parent = input.parentWorkflowId;
+  if (!parent) return [];
+  const runs = dirname(dirname(input.manifestPath));
+  const attemptOf = (name: string) =>
+    name.startsWith(`${parent}-a`) && /^\d+$/.test(name.slice(parent.length + 2));
+  const retried: NonNullable<TrackingRecord['retried']> = [];
+  for (const workflowId of (await readdir(runs).catch(() => [] as string[])).filter(attemptOf).sort()) {
+    if (workflowId === input.workflowId) continue;
+    const manifestPath = join(runs, workflowId, basename(input.manifestPath));
+    if (!(await trackingFailed(manifestPath))) continue;
+    const again = { ...input, workflowId, manifestPath };
+    try {
+      await trackOne(again);
+      retried.push({ workflowId, outcome: 'succeeded' });
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      const failed: TrackingFailureRecord = {
+        tracker: 'mlflow',
+        outcome: 'failed',
+        uri: input.mlflow.uri,
+        error,
+        at: new Date().toISOString(),
+      };
+      await writeRecord(manifestPath, failed).catch(() => undefined);
+      retried.push({ workflowId, outcome: 'failed' });
+    }
+  }
+  return retried;
+}
+
+function trackOneRun(env: NodeJS.ProcessEnv) {
+  return async function trackOne(input: TrackRunInput): Promise<TrackingRecord> {
     const client = new MlflowClient(input.mlflow.uri, mlflowCredentialsFromEnv(env));
     const text = await readFile(input.manifestPath, 'utf8');
     const manifest = ManifestSchema.parse(JSON.parse(text));
@@ -133,6 +230,7 @@ export function createTrackMlflowRun(env: NodeJS.ProcessEnv = process.env) {
     await client.updateRun(runId, runStatusOf(manifest.outcome), Date.now());
     const record: TrackingRecord = {
       tracker: 'mlflow',
+      outcome: 'succeeded',
       uri: input.mlflow.uri,
       experimentId,
       runId,
@@ -141,9 +239,7 @@ export function createTrackMlflowRun(env: NodeJS.ProcessEnv = process.env) {
       calls: client.calls,
       note: artifactNote(artifactUri, artifacts),
     };
-    const path = trackingRecordPath(input.manifestPath);
-    await writeFile(`${path}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
-    await rename(`${path}.tmp`, path);
+    await writeRecord(input.manifestPath, record);
     return record;
   };
 }
@@ -196,6 +292,7 @@ export function createTrackMlflowParent(env: NodeJS.ProcessEnv = process.env) {
     }
     return {
       tracker: 'mlflow',
+      outcome: 'succeeded',
       uri: input.mlflow.uri,
       experimentId,
       runId,

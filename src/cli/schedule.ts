@@ -11,7 +11,12 @@ import { resolveProvenance } from '../provenance/git.js';
 import type { ExperimentInput } from '../domain/experiment-input.js';
 import { parseExperimentSpec, parseYamlMapping } from './spec-files/load.js';
 import { looksLikeSweep, parseSweepSpec } from './spec-files/load-sweep.js';
-import { ScheduleRequestSchema, type ScheduleRequest } from '../domain/schedule.js';
+import {
+  SCHEDULE_MEMO_KEY,
+  ScheduleRequestSchema,
+  type ScheduleMemo,
+  type ScheduleRequest,
+} from '../domain/schedule.js';
 import { SpecError, issuesFromZod } from '../domain/spec-error.js';
 import type { SweepInput } from '../domain/sweep.js';
 import { withClient } from './client.js';
@@ -75,6 +80,12 @@ export function scheduleOptions(
       workflowId: `${action.kind}-${name}`,
       taskQueue,
       args: [action.input],
+      memo: {
+        [SCHEDULE_MEMO_KEY]: {
+          scheduleId: request.scheduleId,
+          pauseOnFailure: request.pauseOnFailure,
+        } satisfies ScheduleMemo,
+      },
       // The sweep's own id is known only when it fires: the sweep sets RagenSweepId itself.
       ...(action.kind === 'sweep' ? sweepStart(action.input.sweep) : experimentStart(action.input.spec)),
     },

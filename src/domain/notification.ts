@@ -2,7 +2,7 @@ import type { NotifyEvent, NotifyTarget } from './tracking.js';
 
 /** What a workflow knows about how it ended; the activity adds the links and the text. */
 export interface NotificationDraft {
-  kind: 'experiment' | 'campaign' | 'sweep';
+  kind: 'experiment' | 'campaign' | 'sweep' | 'schedule';
   /** Workflow id and run id: with the event (and a sequence number) they make the idempotency key. */
   id: string;
   runId: string;

@@ -52,3 +52,14 @@ export const ScheduleRequestSchema = z
     }
   });
 export type ScheduleRequest = z.infer<typeof ScheduleRequestSchema>;
+
+/**
+ * The memo key a schedule puts on every run it starts: which schedule started it and whether the
+ * server pauses that schedule when the run fails, so the run can tell the schedule's `paused`
+ * (src/workflows/schedule-pause.ts).
+ */
+export const SCHEDULE_MEMO_KEY = 'ragenSchedule';
+export interface ScheduleMemo {
+  scheduleId: string;
+  pauseOnFailure: boolean;
+}

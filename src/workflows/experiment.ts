@@ -38,6 +38,7 @@ import { ExperimentVisibility } from './experiment-visibility.js';
 import { outcomeOf, unwrapFailure } from './failure-info.js';
 import { logStage } from './stage-log.js';
 import { notifyTargets } from './notify.js';
+import { notifyScheduleWillPause } from './schedule-pause.js';
 import { trackExperiment, wandbIds } from './tracking.js';
 import {
   HASH_CHECKPOINTS_PATCH,
@@ -391,6 +392,9 @@ async function notifyEnding(run: ExperimentRun): Promise<void> {
     { kind: 'experiment', name, reason, manifestPath: run.archive.manifestPath },
     outcome,
   );
+  // The run fails (see finish): a schedule that started it pauses on that.
+  if (run.failure !== undefined && !isCancellation(run.failure))
+    await notifyScheduleWillPause(notify, name, reason);
 }
 
 /** Teardown, never cancelled (the user's cancel must not leave a cluster behind). */

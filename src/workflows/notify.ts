@@ -12,13 +12,14 @@ import { NOTIFY_PATCH, notify } from './policies.js';
  */
 export async function notifyTargets(
   targets: NotifyTarget[] | undefined,
-  draft: Omit<NotificationDraft, 'id' | 'runId' | 'namespace' | 'event'>,
+  draft: Omit<NotificationDraft, 'id' | 'runId' | 'namespace' | 'event'> & { id?: string },
   event: NotifyEvent,
 ): Promise<void> {
   const wanted = targetsFor(targets, event);
   if (wanted.length === 0 || !patched(NOTIFY_PATCH)) return;
   const { workflowId, runId, namespace } = workflowInfo();
-  const full: NotificationDraft = { ...draft, id: workflowId, runId, namespace, event };
+  // The id is this workflow's, or (a schedule's event) the schedule's; the run id keeps keys apart.
+  const full: NotificationDraft = { ...draft, id: draft.id ?? workflowId, runId, namespace, event };
   await CancellationScope.nonCancellable(() =>
     Promise.all(
       wanted.map((target) =>

@@ -40,6 +40,7 @@ import {
 } from './search-attributes.js';
 import { statusQuery } from './status-query.js';
 import { notifyTargets } from './notify.js';
+import { notifyScheduleWillPause } from './schedule-pause.js';
 import { trackParent } from './tracking.js';
 import { stopEarlySignal } from './definitions.js';
 import {
@@ -438,6 +439,9 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     { kind: 'sweep', name: spec.name, reason, manifestPath: archived.manifestPath },
     event,
   );
+  // The sweep fails below: a schedule that started it pauses on that.
+  if (cancelled === undefined && stoppedByFailureBudget)
+    await notifyScheduleWillPause(spec.base.notify, spec.name, reason);
   if (cancelled !== undefined) throw cancelled;
   if (stoppedByFailureBudget) {
     throw ApplicationFailure.create({

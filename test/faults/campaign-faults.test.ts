@@ -5,8 +5,9 @@
  * step, the right outcome in the campaign manifest. Numbers for the report are printed, not asserted.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { hashCheckpoint } from '../../src/activities/checkpoints.js';
@@ -20,10 +21,20 @@ import type { ExperimentSpec } from '../../src/domain/experiment.js';
 import { ManifestSchema } from '../../src/domain/manifest.js';
 import { shortHash } from '../../src/domain/naming.js';
 import { campaignManifestPath, checkpointPath, metricsPath } from '../../src/domain/paths.js';
+import { wandbRunId } from '../../src/domain/wandb-env.js';
+import { REPO_ROOT, loadConfig } from '../../src/config.js';
 import { FaultHarness, completedCheckpointHashes } from '../helpers/fault-harness.js';
+import { startMlflowServer } from '../helpers/mlflow-server.js';
 import { rayProcesses } from '../helpers/processes.js';
+import { filesContaining } from '../helpers/secrets-grep.js';
 
 let h: FaultHarness;
+let mlflow: Awaited<ReturnType<typeof startMlflowServer>>;
+/** The worker's credentials (issue 17 item 4): scenario 5 checks that no record of the run holds them. */
+const SECRETS = {
+  WANDB_API_KEY: `wandb-key-never-recorded-${process.pid}`,
+  MLFLOW_TRACKING_TOKEN: `mlflow-token-never-recorded-${process.pid}`,
+};
 const suiteStarted = Date.now();
 const numbers: string[] = [];
 const note = (line: string) => {
@@ -33,10 +44,12 @@ const note = (line: string) => {
 
 before(async () => {
   assert.deepEqual(await rayProcesses(), [], 'no Ray process may be running before the suite');
-  h = await FaultHarness.start();
+  Object.assign(process.env, SECRETS); // the worker process inherits them
+  [h, mlflow] = await Promise.all([FaultHarness.start(), startMlflowServer()]);
 });
 after(async () => {
-  await h?.close();
+  await Promise.all([h?.close(), mlflow?.stop()]);
+  for (const name of Object.keys(SECRETS)) delete process.env[name];
   note(`suite wall time ${((Date.now() - suiteStarted) / 1000).toFixed(1)} s`);
   console.log(`[fault numbers] summary:\n  ${numbers.join('\n  ')}`);
 });
@@ -103,11 +116,52 @@ async function stepsLost(checkpointDir: string, resumedFrom: number | undefined)
   return (steps[restart - 1] ?? 0) - (resumedFrom ?? 0);
 }
 
+/**
+ * Both attempts wrote one W&B run (offline: one run file per attempt, the campaign's run id, the
+ * steps continuing from the resumed checkpoint), each attempt is tracked in MLflow, and neither
+ * credential is in the workflow histories, the manifests, logs, tracking records, W&B files, the
+ * MLflow server's store or the Temporal server's database.
+ */
+async function assertOneWandbRunAndNoSecrets(spec: ExperimentSpec, id: string, result?: CampaignResult) {
+  const python = join(loadConfig().RAGEN_VENV, 'bin', 'python');
+  const reader = join(REPO_ROOT, 'payload', 'tests', 'wandb_offline.py');
+  const runs = JSON.parse(
+    execFileSync(python, [reader, h.checkpointDir(spec, id)], { encoding: 'utf8' }),
+  ) as { run_id: string; project: string; steps: number[]; exit_code: number }[];
+  assert.deepEqual(
+    runs.map((r) => [r.run_id, r.project, r.exit_code]),
+    [
+      [wandbRunId(id), 'fault5', 1],
+      [wandbRunId(id), 'fault5', 0],
+    ],
+  );
+  assert.deepEqual(runs[0]?.steps, [1, 2, 3, 4, 5], 'attempt 1: steps 1-5, then the fault');
+  assert.deepEqual(runs[1]?.steps, [5, 6, 7, 8], 'attempt 2 resumes after checkpoint 4');
+  const attempts = result?.attempts ?? [];
+  for (const a of attempts) {
+    const record = await readFile(join(dirname(a.manifestPath), 'tracking.json'), 'utf8');
+    assert.ok((JSON.parse(record) as { runId?: string }).runId, `attempt tracked in MLflow: ${record}`);
+  }
+  const histories = [id, ...attempts.map((a) => a.workflowId)];
+  for (const wf of histories) {
+    const history = JSON.stringify(await h.client.workflow.getHandle(wf).fetchHistory());
+    for (const [name, value] of Object.entries(SECRETS))
+      assert.ok(!history.includes(value), `${name} is in the history of ${wf}`);
+  }
+  assert.deepEqual(await filesContaining([h.dir, mlflow.dir], SECRETS), [], 'no file holds a credential');
+}
+
 describe('campaign fault injection (real dev server, worker process, real Ray, real payload)', () => {
   it('5: the trainer exits non-zero; the next attempt resumes from the latest checkpoint', async () => {
     const id = `fault5-${process.pid}`;
     // Checkpoints at 2 and 4; the payload's test-only hook exits 1 once, after step 5.
     const spec = h.spec(8, { 'fault.exit_after_step': 5 });
+    // Tracked in MLflow and W&B (offline), with the worker holding both credentials.
+    spec.trainer.loggers = ['console', 'file', 'wandb'];
+    spec.tracking = {
+      mlflow: { uri: mlflow.uri, experiment: id },
+      wandb: { project: 'fault5', mode: 'offline' },
+    };
     const handle = await h.startCampaign(id, spec);
     const { result, error } = await outcomeOf(handle);
     assert.equal(error, undefined, String(error));
@@ -127,6 +181,7 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
       childEvents.push((await h.client.workflow.getHandle(a.workflowId).fetchHistory()).events?.length ?? 0);
     const lost = await stepsLost(h.checkpointDir(spec, id), a2?.startedFromStep);
     assert.ok(lost <= spec.trainer.saveFreq, `steps lost ${lost} <= save_freq`);
+    await assertOneWandbRunAndNoSecrets(spec, id, result);
     note(
       `5 non-zero exit: steps lost ${lost} (save_freq ${spec.trainer.saveFreq}); campaign history ${JSON.stringify(result?.historyEventsPerRun)} events for ${result?.attempts.length} attempts; attempt (child) histories ${JSON.stringify(childEvents)} events`,
     );

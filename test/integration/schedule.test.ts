@@ -12,7 +12,10 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createSchedule, parseScheduleRequest, triggerSchedule } from '../../src/cli/schedule.js';
 import { ErrorTypes } from '../../src/domain/error-types.js';
+import { createNotify } from '../../src/activities/notify.js';
+import { mapFailuresAtBoundary } from '../../src/activities/failures.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
+import { Receiver } from '../helpers/notify-receiver.js';
 import { testInput, testSpec, validSpecYaml } from '../helpers/specs.js';
 import { seedSweep, sweepInput } from '../helpers/sweeps.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
@@ -23,12 +26,13 @@ const FAILING_SEED = 666;
 
 let env: TestWorkflowEnvironment;
 let storage: string;
+const receiver = new Receiver();
 before(async () => {
-  env = await devServerEnv();
+  [env] = await Promise.all([devServerEnv(), receiver.start()]);
   storage = await mkdtemp(join(tmpdir(), 'ragen-schedule-'));
 });
 after(async () => {
-  await env?.teardown();
+  await Promise.all([env?.teardown(), receiver.stop()]);
 });
 
 /**
@@ -134,16 +138,17 @@ describe('schedules on the real dev server (stand-in activities)', () => {
     });
   });
 
-  it('pauses a sweep schedule after a failed sweep (pauseOnFailure)', async () => {
+  it('pauses a sweep schedule after a failed sweep (pauseOnFailure), and notifies the pause once', async () => {
     const taskQueue = uniqueId('sched-fail');
     const worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,
       workflowBundle: await workflowBundle(),
-      activities: standInActivities(),
+      activities: { ...standInActivities(), notify: mapFailuresAtBoundary({ f: createNotify({}) }).f },
     });
     const scheduleId = uniqueId('nightly');
     const input = sweepInput(seedSweep([FAILING_SEED, 1], { failureBudget: 1 }, storage));
+    input.sweep.base.notify = [{ url: `${receiver.url}/pause`, on: ['paused'] }];
     await worker.runUntil(async () => {
       await createSchedule(
         env.client,
@@ -156,6 +161,14 @@ describe('schedules on the real dev server (stand-in activities)', () => {
       const sweepId = paused.info.recentActions[0]?.action.workflow.workflowId ?? '';
       assert.match(sweepId, /^sweep-seed-sweep-/);
       assert.equal((await env.client.workflow.getHandle(sweepId).describe()).status.name, 'FAILED');
+      const posts = receiver.posts.filter((p) => p.path === '/pause');
+      assert.equal(posts.length, 1, 'one post: the schedule paused');
+      const event = posts[0]?.event;
+      assert.equal(event?.kind, 'schedule');
+      assert.equal(event?.id, scheduleId);
+      assert.equal(event?.outcome, 'paused');
+      assert.match(event?.reason ?? '', new RegExp(`paused by its failed run ${sweepId}`));
+      assert.match(event?.temporalUi ?? '', new RegExp(`/schedules/${scheduleId}$`));
       await env.client.schedule.getHandle(scheduleId).delete();
     });
   });

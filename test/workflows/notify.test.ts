@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { type IncomingMessage, type Server, createServer } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
@@ -7,45 +6,12 @@ import { createNotify } from '../../src/activities/notify.js';
 import { mapFailuresAtBoundary } from '../../src/activities/failures.js';
 import type { Activities } from '../../src/activities/index.js';
 import { ErrorTypes } from '../../src/domain/error-types.js';
-import type { NotificationEvent } from '../../src/domain/notification.js';
 import { permanent } from '../../src/errors/domain-error.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
+import { Receiver } from '../helpers/notify-receiver.js';
 import { testInput, testSpec } from '../helpers/specs.js';
 import { seedSweep, sweepInput } from '../helpers/sweeps.js';
 import { timeSkippingEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
-
-/** A local HTTP receiver: every POST by path, answering 503 to the first `failFirst` of each path. */
-class Receiver {
-  posts: { path: string; key?: string; status: number; event: NotificationEvent }[] = [];
-  failFirst = 0;
-  private server: Server = createServer((req: IncomingMessage, res) => {
-    let body = '';
-    req.on('data', (d: Buffer) => (body += d.toString()));
-    req.on('end', () => {
-      const path = req.url ?? '';
-      const seen = this.posts.filter((p) => p.path === path).length;
-      const status = seen < this.failFirst ? 503 : 200;
-      this.posts.push({
-        path,
-        key: req.headers['idempotency-key'] as string | undefined,
-        status,
-        event: JSON.parse(body) as NotificationEvent,
-      });
-      res.writeHead(status).end();
-    });
-  });
-  url = '';
-  async start() {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
-  }
-  delivered(path: string) {
-    return this.posts.filter((p) => p.path === path && p.status === 200).map((p) => p.event);
-  }
-  stop() {
-    return new Promise((r) => this.server.close(r));
-  }
-}
 
 let env: TestWorkflowEnvironment;
 const receiver = new Receiver();

@@ -42,7 +42,15 @@ after(async () => {
 async function writeSeries(runDir: string, from: number, to: number): Promise<void> {
   const points = [];
   for (let step = from; step <= to; step++)
-    points.push({ step, values: { 'critic/score/mean': step / 100, 'actor/entropy': 1 - step / 1000 } });
+    points.push({
+      step,
+      // RAGEN's names include `@`, which MLflow refuses: tracked as `pass_at_16`.
+      values: {
+        'critic/score/mean': step / 100,
+        'actor/entropy': 1 - step / 1000,
+        'train/CoordSokoban/pass@16': step / 20,
+      },
+    });
   const series: MetricsSeries = { schemaVersion: 1, maxPoints: 2000, stride: 1, points };
   await mkdir(runDir, { recursive: true });
   await writeFile(metricsSeriesPath(runDir), JSON.stringify(series));
@@ -160,6 +168,8 @@ describe('MLflow tracking (real mlflow server, time-skipping Temporal, stand-in 
     );
     const a2Steps = (await c.metricHistory(a2.info.run_id, 'critic/score/mean')).map((m) => m.step);
     assert.equal(Math.min(...a2Steps), 11);
+    const passAt = await c.metricHistory(a2.info.run_id, 'train/CoordSokoban/pass_at_16');
+    assert.equal(passAt.length, 10, 'a metric named with @ is tracked under pass_at_16');
 
     // The manifest is an artifact, byte for byte; tracking.json next to it names the run.
     const manifestPath = join(runArchiveDir(spec.storage, spec.name, `${workflowId}-a2`), 'manifest.json');
@@ -180,6 +190,84 @@ describe('MLflow tracking (real mlflow server, time-skipping Temporal, stand-in 
     assert.equal(again.runId, a2.info.run_id);
     assert.equal((await c.runsByTag(experimentId, TAGS.workflowId, `${workflowId}-a2`)).length, 1);
     assert.equal((await c.metricHistory(a2.info.run_id, 'critic/score/mean')).length, a2Steps.length);
+  });
+
+  it("a campaign's later attempt retries the tracking that failed for an earlier one", async () => {
+    const spec = await specWithTracking('retries');
+    spec.trainer.totalTrainingSteps = 20;
+    spec.trainer.saveFreq = 10;
+    const world = fakeCampaignWorld(() => env.client, {
+      failAt: (attempt, step) => attempt === 1 && step === 13,
+    });
+    const train: Activities['train'] = async (input) => {
+      const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
+      const from = input.resume.mode === 'resume_path' ? stepOfCheckpointPath(input.resume.path) + 1 : 1;
+      try {
+        return await world.overrides.train!(input);
+      } finally {
+        const to = from === 1 ? 13 : input.spec.trainer.totalTrainingSteps;
+        await writeSeries(runArchiveDir(input.spec.storage, input.spec.name, workflowId), from, to);
+      }
+    };
+    // Attempt 1 meets a tracker that is down (the real activity against a port nothing listens on).
+    const real = mapFailuresAtBoundary({ f: createTrackMlflowRun() }).f;
+    const trackMlflowRun: Activities['trackMlflowRun'] = (input) =>
+      real(
+        input.workflowId.endsWith('-a1')
+          ? { ...input, mlflow: { ...input.mlflow, uri: 'http://127.0.0.1:9' } }
+          : input,
+      );
+    const input: CampaignInput = {
+      spec,
+      budgets: { maxAttempts: 4, maxAttemptsWithoutNewCheckpoint: 2, historyEventsBeforeContinueAsNew: 2000 },
+      provenance: testInput().provenance,
+    };
+    const { activities } = activitiesWith({ ...world.overrides, train, trackMlflowRun });
+    const { result, error, workflowId } = await runWorkflow<CampaignResult>('campaign', [input], activities);
+    assert.equal(error, undefined, String(error));
+    assert.equal(result?.outcome, 'succeeded');
+
+    const manifestOf = (a: string) =>
+      join(runArchiveDir(spec.storage, spec.name, `${workflowId}-${a}`), 'manifest.json');
+    const a2Record = JSON.parse(await readFile(trackingRecordPath(manifestOf('a2')), 'utf8'));
+    assert.deepEqual(a2Record.retried, [{ workflowId: `${workflowId}-a1`, outcome: 'succeeded' }]);
+    const a1Record = JSON.parse(await readFile(trackingRecordPath(manifestOf('a1')), 'utf8'));
+    assert.equal(a1Record.outcome, 'succeeded', 'the failed record was replaced by the retry');
+
+    const c = client();
+    const experimentId = await c.experimentId('retries');
+    const [parent] = await c.runsByTag(experimentId, TAGS.workflowId, workflowId);
+    const attempts = await c.runsByTag(experimentId, TAGS.mlflowParent, parent!.info.run_id);
+    assert.deepEqual(attempts.map((a) => tagOf(a, TAGS.workflowId)).sort(), [
+      `${workflowId}-a1`,
+      `${workflowId}-a2`,
+    ]);
+    assert.equal(
+      a1Record.runId,
+      attempts.find((a) => tagOf(a, TAGS.workflowId) === `${workflowId}-a1`)?.info.run_id,
+    );
+    const steps = (await c.metricHistory(parent!.info.run_id, 'critic/score/mean')).map((m) => m.step);
+    assert.deepEqual(
+      [...new Set(steps)].sort((a, b) => a - b),
+      Array.from({ length: 20 }, (_, i) => i + 1),
+      "attempt 1's steps reached the parent's axis through the retry",
+    );
+  });
+
+  it('a failed try leaves tracking.json saying failed, with the reason', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'track-failed-'));
+    const manifestPath = join(dir, 'manifest.json');
+    await writeFile(manifestPath, '{}');
+    await assert.rejects(
+      createTrackMlflowRun()({
+        mlflow: { uri: 'http://127.0.0.1:9', experiment: 'x' },
+        workflowId: 'w',
+        manifestPath,
+      }),
+    );
+    const record = JSON.parse(await readFile(trackingRecordPath(manifestPath), 'utf8'));
+    assert.equal(record.outcome, 'failed');
+    assert.ok(record.error.length > 0);
   });
 
   it('a sweep is a parent run with its children nested', async () => {

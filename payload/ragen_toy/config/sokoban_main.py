@@ -37,7 +37,7 @@ SETTINGS: dict[str, Setting] = {
     "trainer.val_only": Setting(False, "bool"),
     "trainer.resume_mode": Setting("auto", "enum", choices=("auto", "disable", "resume_path")),
     "trainer.resume_from_path": Setting(None, "str", nullable=True),
-    "trainer.logger": Setting(("console",), "list_of_enum", choices=("console", "file")),
+    "trainer.logger": Setting(("console",), "list_of_enum", choices=("console", "file", "wandb")),
     "trainer.max_actor_ckpt_to_keep": Setting(2, "int", nullable=True, minimum=2, help="null = keep all"),
     # RAGEN keeps one critic checkpoint by default; the toy has no critic, so the key is only accepted.
     "trainer.max_critic_ckpt_to_keep": Setting(1, "int", nullable=True, minimum=1, help="accepted for compatibility; no critic here"),

@@ -77,16 +77,25 @@ export function manifestTags(m: Manifest, manifestPath: string, sha256: string):
  * The series as MLflow metrics, every point at `timestamp` (the manifest's writtenAt): MLflow's
  * SQL store keeps one row per (key, timestamp, step, value), so a retried upload adds nothing.
  */
+/**
+ * A metric name MLflow accepts (alphanumerics, `_ - . : /` and spaces): RAGEN's `pass@16` becomes
+ * `pass_at_16`, any other character `_`. Without this a log-batch holding one such name is refused.
+ */
+export function mlflowMetricKey(key: string): string {
+  return key.replace(/@/g, '_at_').replace(/[^A-Za-z0-9_\-.:/ ]/g, '_');
+}
+
 export function seriesMetrics(series: MetricsSeries | undefined, timestamp: number): MlflowMetric[] {
   if (!series) return [];
   return series.points.flatMap((p) =>
     Object.entries(p.values)
+      .map(([key, value]): [string, number] => [mlflowMetricKey(key), value])
       .filter(([key, value]) => Number.isFinite(value) && key.length <= MLFLOW_LIMITS.keyLength)
       .map(([key, value]) => ({ key, value, timestamp, step: p.step })),
   );
 }
 
-/** Validation results as metrics at the validated step (`validation/success_rate`, `validation/pass@k`). */
+/** Validation results as metrics at the validated step (`validation/success_rate`, `validation/pass_at_k`). */
 export function validationMetrics(m: Manifest, timestamp: number): MlflowMetric[] {
   const r = m.validation.result;
   if (!r) return [];
@@ -96,7 +105,10 @@ export function validationMetrics(m: Manifest, timestamp: number): MlflowMetric[
     ['validation/mean_reward', r.mean_reward],
     ['validation/mean_actions', r.mean_actions],
     ['validation/episodes', r.episodes],
-    ...Object.entries(r.pass_at_k ?? {}).map(([k, v]): [string, number] => [`validation/pass@${k}`, v]),
+    ...Object.entries(r.pass_at_k ?? {}).map(([k, v]): [string, number] => [
+      mlflowMetricKey(`validation/pass@${k}`),
+      v,
+    ]),
   ];
   return values.flatMap(([key, value]) =>
     value === undefined || !Number.isFinite(value) ? [] : [{ key, value, timestamp, step }],
