@@ -24,6 +24,7 @@ import {
   progressSignal,
   stageQuery,
   statusQuery,
+  stopAtCheckpointPendingQuery,
   stopAtNextCheckpointSignal,
   stopEarlySignal,
 } from './definitions.js';
@@ -39,6 +40,7 @@ import { outcomeOf, unwrapFailure } from './failure-info.js';
 import { logStage } from './stage-log.js';
 import { notifyTargets } from './notify.js';
 import { trackExperiment, wandbIds } from './tracking.js';
+import { progressFromTrainResult } from './train-progress.js';
 import {
   HASH_CHECKPOINTS_PATCH,
   allReduceCheck,
@@ -129,6 +131,7 @@ function answerQueriesAndSignals(run: ExperimentRun): void {
   setHandler(joinedWorkersQuery, () => status.joinedWorkers);
   setHandler(lastStepQuery, () => status.lastStep);
   setHandler(lastCheckpointQuery, () => status.lastCheckpointStep);
+  setHandler(stopAtCheckpointPendingQuery, () => run.stopAfterCheckpoint !== undefined);
 }
 
 /** Run `fn` under one stage record (start, end, outcome, error); the status query shows the stage. */
@@ -289,6 +292,7 @@ async function trainStage(run: ExperimentRun): Promise<boolean> {
       ),
     );
     run.finalStep = result.finalStep;
+    progressFromTrainResult(run, result);
     run.earlyStopped = result.earlyStopped;
     training.outcome = result.earlyStopped ? 'earlyStopped' : 'succeeded';
     if (result.earlyStopped) {
