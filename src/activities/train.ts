@@ -16,6 +16,7 @@ import { checkpointSpaceWarning, expectedSaves } from '../domain/checkpoint-spac
 import { filesUnder, readTracker } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
+import { pollDelays } from './poll-schedule.js';
 import { ProgressCadence } from './progress-cadence.js';
 import { heartbeatAndWait, previousDetails, workflowIdOfActivity } from './heartbeat-loop.js';
 import { JobLogReader } from './job-log-reader.js';
@@ -111,6 +112,7 @@ export function createTrain(deps: ActivityDeps) {
       deps.checkpointSignalIntervalMs,
     );
     let spaceChecked = false;
+    let endDelays: (() => number) | undefined;
     const wantWorkers = workerNodes(spec);
     // The driver log is followed (each byte once) and copied next to the manifest (`logs` reads the
     // copy); the parse state is saved there too, so a retry parses only what the copy lacks.
@@ -258,7 +260,9 @@ export function createTrain(deps: ActivityDeps) {
             beat,
           );
         }
-        await heartbeatAndWait(beat, deps.pollIntervalMs);
+        // After the last step the job only saves and exits: its end is seen within a quarter second.
+        if (summary.lastStep >= total) endDelays ??= pollDelays(deps.pollIntervalMs);
+        await heartbeatAndWait(beat, endDelays ? endDelays() : deps.pollIntervalMs);
       }
     };
     return stoppingJobOnCancel(dashboard, id, async () => {
