@@ -7,7 +7,8 @@
  * - readyToFirstStep: join completed -> first progress signal with a step (as the worker saw it,
  *   i.e. up to one train poll late);
  * - gpuIdleStart: join completed -> train started, minus the all-reduce check (orchestration only);
- * - lastStepToDelete: last progress signal (final step / checkpoint) -> teardown started;
+ * - lastStepToDelete: last progress signal (final step / checkpoint; e2e.sh has every checkpoint
+ *   signalled) -> teardown started;
  * - gpuIdleEnd: train completed -> teardown started, minus validation.
  * Usage: npx tsx bench/e2e-gaps.ts <workflow id> <db file> <port>
  */

@@ -17,6 +17,8 @@ spec=examples/sokoban-local.yaml
 out=$(mktemp -d /tmp/e2e-bench.XXXXXX)
 port=${E2E_TEMPORAL_PORT:-17533}
 export TEMPORAL_ADDRESS=127.0.0.1:$port RAGEN_RUN_ROOT=/tmp/ro-e2e
+# Every checkpoint signalled (default: at most one per 10 min): e2e-gaps.ts times the last step by it.
+export RAGEN_CHECKPOINT_SIGNAL_SECONDS=0
 python=.venv/bin/python
 [ "$orch" != "node bin/ragen-orchestrator.js" ] || nice -n 5 npm run build --silent
 echo "e2e: $n runs each, orchestrator '$orch', results in $out; load: $(uptime)"

@@ -19,6 +19,8 @@ const ConfigSchema = z.object({
   /** Ray rewrites 127.0.0.1 to the host's address; another loopback address keeps it on loopback. */
   RAGEN_NODE_IP: z.string().default('127.0.0.2'),
   RAGEN_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(2000),
+  /** A training checkpoint is signalled to the workflow (history) at most this often; 0: every one. */
+  RAGEN_CHECKPOINT_SIGNAL_SECONDS: z.coerce.number().int().nonnegative().default(600),
   /** Worker log level (JSON lines); the CLI shows WARN and above unless set. */
   RAGEN_LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).optional(),
   /** The prebuilt workflow bundle (npm run build): a path, or `off` to bundle on start. */

@@ -7,7 +7,7 @@ import { RayDashboardClient } from './backends/ray/dashboard-client.js';
 import { createBackends } from './backends/registry.js';
 import { type OrchestratorConfig, loadConfig } from './config.js';
 import { JsonSdkLogger, activityContextLogger, jsonLogger } from './logging.js';
-import { signalProgress } from './progress-reporter.js';
+import { queryStopAtCheckpointPending, signalProgress } from './progress-reporter.js';
 import { RegistryClient } from './registry/client.js';
 import { temporalConnectionSettings } from './temporal-connection.js';
 import { workflowSource } from './workflow-code.js';
@@ -26,9 +26,11 @@ export function activityDeps(
     backends: createBackends(config, logger),
     rayHead: (url, token) => new RayDashboardClient(url, token),
     reportProgress: signalProgress(client),
+    stopAtCheckpointPending: queryStopAtCheckpointPending(client),
     workflowStatus: describeWorkflowStatus(client),
     imageRegistry: new RegistryClient({ dockerConfigPath: config.dockerConfigPath }),
     pollIntervalMs: config.RAGEN_POLL_INTERVAL_MS,
+    checkpointSignalIntervalMs: config.RAGEN_CHECKPOINT_SIGNAL_SECONDS * 1000,
   };
 }
 

@@ -9,6 +9,8 @@ export interface ActivityDeps {
   backends: Partial<Record<'local' | 'kuberay', ComputeBackend>>;
   /** Signal the owning workflow with progress (throttled by the caller). */
   reportProgress(workflowId: string, progress: Progress): Promise<void>;
+  /** Whether a pause (stopAtNextCheckpoint) waits for the workflow's next checkpoint (a query); absent: always yes. */
+  stopAtCheckpointPending?(workflowId: string): Promise<boolean>;
   /** The Ray head's HTTP API at a dashboard URL (jobs, nodes, version), with the cluster's auth token. */
   rayHead(dashboardUrl: string, token?: string): RayHeadApi;
   /** The state of a workflow by id (latest run); undefined when no such workflow exists. */
@@ -17,6 +19,8 @@ export interface ActivityDeps {
   imageRegistry?: { inspect(loc: RegistryLocation): Promise<InspectedImage> };
   /** The directory holding the probe packages (`ragen_probes/`) shipped with probe jobs; default: the repository's probes/. */
   probesDir?: string;
+  /** The train activity signals a checkpoint at most this often (default 10 min; 0: every one). */
+  checkpointSignalIntervalMs?: number;
   /** Poll interval of the heartbeat loops. */
   pollIntervalMs: number;
 }

@@ -16,14 +16,14 @@ import { checkpointSpaceWarning, expectedSaves } from '../domain/checkpoint-spac
 import { filesUnder, readTracker } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
+import { pollDelays } from './poll-schedule.js';
+import { ProgressCadence } from './progress-cadence.js';
 import { heartbeatAndWait, previousDetails, workflowIdOfActivity } from './heartbeat-loop.js';
 import { JobLogReader } from './job-log-reader.js';
 import { logTail, stoppingJobOnCancel } from './ray-job.js';
 import { failureText, feedTrainLog } from './train-log.js';
 import { TrainLogStore } from './train-log-store.js';
 import { validationReporter } from './validation-reports.js';
-
-const PROGRESS_REPORT_INTERVAL_MS = 10_000;
 
 export interface TrainInput {
   spec: ExperimentSpec;
@@ -106,8 +106,13 @@ export function createTrain(deps: ActivityDeps) {
     const startStep = input.resume.mode === 'resume_path' ? stepOfCheckpointPath(input.resume.path) : 0;
     const workflowId = workflowIdOfActivity();
     const total = spec.trainer.totalTrainingSteps;
-    let lastReportAt = 0;
+    const cadence = new ProgressCadence(
+      beat.step > startStep,
+      async () => (deps.stopAtCheckpointPending ? deps.stopAtCheckpointPending(workflowId) : true),
+      deps.checkpointSignalIntervalMs,
+    );
     let spaceChecked = false;
+    let endDelays: (() => number) | undefined;
     const wantWorkers = workerNodes(spec);
     // The driver log is followed (each byte once) and copied next to the manifest (`logs` reads the
     // copy); the parse state is saved there too, so a retry parses only what the copy lacks.
@@ -168,10 +173,9 @@ export function createTrain(deps: ActivityDeps) {
           beat.step = Math.max(beat.step, summary.lastStep);
           beat.lastCheckpointStep = checkpoint;
           beat.lastProgressAt = Date.now();
-          // Each signal is a history event: report every checkpoint, steps at most every 10 s,
-          // so a week-long run keeps a small history.
-          if (newCheckpoint || beat.lastProgressAt - lastReportAt >= PROGRESS_REPORT_INTERVAL_MS) {
-            lastReportAt = beat.lastProgressAt;
+          // The live step is in the heartbeat; signals (history) only as ProgressCadence allows.
+          const due = { trained: beat.step > startStep, newCheckpoint, now: beat.lastProgressAt };
+          if (await cadence.due(due)) {
             await deps
               .reportProgress(workflowId, { step: beat.step, lastCheckpointStep: beat.lastCheckpointStep })
               .catch(() => undefined);
@@ -256,7 +260,9 @@ export function createTrain(deps: ActivityDeps) {
             beat,
           );
         }
-        await heartbeatAndWait(beat, deps.pollIntervalMs);
+        // After the last step the job only saves and exits: its end is seen within a quarter second.
+        if (summary.lastStep >= total) endDelays ??= pollDelays(deps.pollIntervalMs);
+        await heartbeatAndWait(beat, endDelays ? endDelays() : deps.pollIntervalMs);
       }
     };
     return stoppingJobOnCancel(dashboard, id, async () => {

@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
 import { REAPER_SCHEDULE_ID } from '../domain/reaper.js';
-import { statusQuery } from '../workflows/definitions.js';
 import { withClient } from './client.js';
+import { liveStatus } from './live-status.js';
 import { installReaperSchedule } from './reaper-schedule.js';
 import { statusView } from './views.js';
 
@@ -22,7 +22,7 @@ export async function statusCommand(config: OrchestratorConfig, workflowId: stri
       console.log(
         await client.withDeadline(
           Date.now() + QUERY_DEADLINE_MS,
-          async () => statusView(await handle.query(statusQuery)).line,
+          async () => statusView(await liveStatus(handle)).line,
         ),
       );
     } catch (err) {

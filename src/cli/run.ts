@@ -7,7 +7,7 @@ import type { experiment } from '../workflows/experiment.js';
 import { withClient } from './client.js';
 import { follow } from './follow.js';
 import { statusView } from './views.js';
-import { statusQuery } from '../workflows/definitions.js';
+import { liveStatus } from './live-status.js';
 import { printOutcome } from './outcome.js';
 import { experimentStart } from './start-options.js';
 
@@ -31,7 +31,7 @@ export async function runCommand(config: OrchestratorConfig, input: ExperimentIn
       ...experimentStart(spec),
     });
     console.log(`started ${workflowId} (run ${handle.firstExecutionRunId})`);
-    await follow(handle, async () => statusView(await handle.query(statusQuery), spec));
+    await follow(handle, async () => statusView(await liveStatus(handle), spec));
     return printOutcome('experiment', workflowId, handle.result(), printResult);
   });
 }

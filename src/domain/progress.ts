@@ -3,6 +3,9 @@ import { z } from 'zod';
 /** Activities signal their workflow with progress, so the workflow's queries answer live. */
 export const PROGRESS_SIGNAL = 'progress';
 
+/** An experiment's query: does a pause (stopAtNextCheckpoint) wait for its next checkpoint? */
+export const STOP_AT_CHECKPOINT_PENDING_QUERY = 'stopAtNextCheckpointPending';
+
 export const ProgressSchema = z.strictObject({
   joinedWorkers: z.number().optional(),
   gpusRegistered: z.number().optional(),

@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { StoppedEarly } from '../domain/experiment-input.js';
-import { PROGRESS_SIGNAL, type Progress } from '../domain/progress.js';
+import { PROGRESS_SIGNAL, type Progress, STOP_AT_CHECKPOINT_PENDING_QUERY } from '../domain/progress.js';
 
 /** Signals and queries of the experiment workflow, shared with the client. */
 export const progressSignal = defineSignal<[Progress]>(PROGRESS_SIGNAL);
@@ -10,6 +10,8 @@ export const stageQuery = defineQuery<string>('stage');
 export const joinedWorkersQuery = defineQuery<number>('joinedWorkers');
 export const lastStepQuery = defineQuery<number>('lastStep');
 export const lastCheckpointQuery = defineQuery<number>('lastCheckpoint');
+/** Asked by the train activity on a checkpoint it would not signal: does a pause wait for one? */
+export const stopAtCheckpointPendingQuery = defineQuery<boolean>(STOP_AT_CHECKPOINT_PENDING_QUERY);
 
 /** Sent by a campaign's pause: finish training after the next checkpoint, tear down, end as `paused`. */
 export const stopAtNextCheckpointSignal = defineSignal('stopAtNextCheckpoint');

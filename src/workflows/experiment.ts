@@ -24,6 +24,7 @@ import {
   progressSignal,
   stageQuery,
   statusQuery,
+  stopAtCheckpointPendingQuery,
   stopAtNextCheckpointSignal,
   stopEarlySignal,
 } from './definitions.js';
@@ -40,8 +41,10 @@ import { logStage } from './stage-log.js';
 import { notifyTargets } from './notify.js';
 import { notifyScheduleWillPause } from './schedule-pause.js';
 import { trackExperiment, wandbIds } from './tracking.js';
+import { progressFromTrainResult } from './train-progress.js';
 import {
   HASH_CHECKPOINTS_PATCH,
+  TEARDOWN_BEFORE_ARCHIVE_PATCH,
   allReduceCheck,
   archive,
   awaitJoin,
@@ -63,8 +66,8 @@ const RESUBMITTABLE: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * One experiment: preflight, verify, submit, join (+ all-reduce), train, validate, archive,
- * teardown, in order. Teardown runs in a non-cancellable scope on success, failure and cancel;
+ * One experiment: preflight, verify, submit, join (+ all-reduce), train, validate, teardown,
+ * archive, in order (runs recorded before: archive, then teardown). Teardown runs in a non-cancellable scope on success, failure and cancel;
  * training, validation, archive and teardown outcomes are recorded separately. Deadlines (join,
  * whole run) are durable timers; the no-progress watchdog lives in the train activity.
  * Queries: status, stage, joinedWorkers, lastStep, lastCheckpoint. Cancel is graceful: the job
@@ -83,8 +86,15 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
     await provisionCluster(run);
     if (await trainStage(run)) await validateStage(run);
   });
-  await archiveStage(run);
-  await teardownStage(run);
+  // Hashing and archiving read shared storage only: the cluster (its GPUs) is freed first.
+  if (patched(TEARDOWN_BEFORE_ARCHIVE_PATCH)) {
+    await teardownStage(run);
+    await archiveStage(run);
+  } else {
+    await archiveStage(run);
+    await teardownStage(run);
+  }
+  markDone(run);
   // After teardown: a slow or unreachable tracker never keeps a cluster (and its GPUs) waiting.
   run.tracking = await trackExperiment(run.input.spec.tracking?.mlflow, run.archive.manifestPath);
   // A campaign's attempt or a sweep's child: the parent tells how the whole thing ended.
@@ -130,6 +140,7 @@ function answerQueriesAndSignals(run: ExperimentRun): void {
   setHandler(joinedWorkersQuery, () => status.joinedWorkers);
   setHandler(lastStepQuery, () => status.lastStep);
   setHandler(lastCheckpointQuery, () => status.lastCheckpointStep);
+  setHandler(stopAtCheckpointPendingQuery, () => run.stopAfterCheckpoint !== undefined);
 }
 
 /** Run `fn` under one stage record (start, end, outcome, error); the status query shows the stage. */
@@ -290,6 +301,7 @@ async function trainStage(run: ExperimentRun): Promise<boolean> {
       ),
     );
     run.finalStep = result.finalStep;
+    progressFromTrainResult(run, result);
     run.earlyStopped = result.earlyStopped;
     training.outcome = result.earlyStopped ? 'earlyStopped' : 'succeeded';
     if (result.earlyStopped) {
@@ -376,6 +388,9 @@ async function teardownStage(run: ExperimentRun): Promise<void> {
   } catch (err) {
     Object.assign(run.teardown, { outcome: 'failed', error: unwrapFailure(err).message });
   }
+}
+
+function markDone(run: ExperimentRun): void {
   run.status.stage = 'done';
   logStage('done', run.status.attempt, { outcome: run.outcome });
   run.visible?.stageStarted('done'); // batched with the workflow's completion

@@ -86,5 +86,7 @@ export const NOTIFY_PATCH = 'notify';
 
 /** Workflows started before hashing became its own activity replay without it. */
 export const HASH_CHECKPOINTS_PATCH = 'hash-checkpoints-activity';
+/** Workflows started before teardown moved ahead of hashing and archiving replay in the old order. */
+export const TEARDOWN_BEFORE_ARCHIVE_PATCH = 'teardown-before-archive';
 /** Campaigns started before storage.retain existed replay without the retention activity. */
 export const CHECKPOINT_RETENTION_PATCH = 'checkpoint-retention';

@@ -84,6 +84,8 @@ export class FaultHarness {
         RAGEN_TASK_QUEUE: this.taskQueue,
         RAGEN_RUN_ROOT: this.runRoot,
         RAGEN_POLL_INTERVAL_MS: '1000',
+        // The faults are timed by checkpoints the campaign has seen: every one is signalled.
+        RAGEN_CHECKPOINT_SIGNAL_SECONDS: '0',
       },
     });
     await log.close();

@@ -80,9 +80,9 @@ describe('experiment workflow (time-skipping server, fake activities)', () => {
       'allReduceCheck',
       'train',
       'validate',
+      'teardown',
       'hashCheckpoints',
       'archive',
-      'teardown',
     ]);
     assert.equal(result?.outcome, 'succeeded');
     assert.equal(result?.training.outcome, 'succeeded');
@@ -90,7 +90,7 @@ describe('experiment workflow (time-skipping server, fake activities)', () => {
     assert.equal(result?.teardown.outcome, 'succeeded');
     assert.deepEqual(
       result?.stages.map((s) => s.stage),
-      ['preflight', 'verify', 'submit', 'join', 'train', 'validate', 'archive', 'teardown'],
+      ['preflight', 'verify', 'submit', 'join', 'train', 'validate', 'teardown', 'archive'],
     );
   });
 
@@ -108,7 +108,7 @@ describe('experiment workflow (time-skipping server, fake activities)', () => {
   ] as const) {
     it(`tears the cluster down after a failure in ${stage}`, async () => {
       const { error, calls } = await runWith({ [activity]: permanent(type) });
-      assert.equal(calls.at(-1), 'teardown');
+      assert.deepEqual(calls.slice(-3), ['teardown', 'hashCheckpoints', 'archive']);
       assert.equal(calls.filter((c) => c === activity).length, 1, 'a non-retryable error is not retried');
       const { type: failed, result } = failureResult(error);
       assert.equal(failed, type);
@@ -202,13 +202,13 @@ describe('experiment workflow (time-skipping server, fake activities)', () => {
     assert.equal(result?.submits, 1);
     assert.equal(calls.filter((c) => c === 'submitCluster').length, 1);
     assert.equal(calls.filter((c) => c === 'allReduceCheck').length, 1);
-    assert.equal(calls.at(-1), 'teardown');
+    assert.deepEqual(calls.slice(-3), ['teardown', 'hashCheckpoints', 'archive']);
   });
 
   it('fails on the no-progress watchdog and still tears down', async () => {
     const { error, calls } = await runWith({ train: permanent(ErrorTypes.NoProgress) });
     assert.equal(failureResult(error).type, ErrorTypes.NoProgress);
-    assert.equal(calls.at(-1), 'teardown');
+    assert.deepEqual(calls.slice(-3), ['teardown', 'hashCheckpoints', 'archive']);
   });
 
   it('fails on the whole-run deadline and tears down', async () => {
@@ -218,7 +218,7 @@ describe('experiment workflow (time-skipping server, fake activities)', () => {
     const { type, result } = failureResult(error);
     assert.equal(type, ErrorTypes.RunDeadlineExceeded);
     assert.equal(result?.training.outcome, 'cancelled');
-    assert.equal(calls.at(-1), 'teardown');
+    assert.deepEqual(calls.slice(-3), ['teardown', 'hashCheckpoints', 'archive']);
   });
 
   for (const [stage, activity] of [
@@ -241,7 +241,7 @@ describe('experiment workflow (time-skipping server, fake activities)', () => {
       );
       assert.ok(error instanceof WorkflowFailedError);
       assert.equal(error.cause?.name, 'CancelledFailure');
-      assert.deepEqual(calls.slice(-2), ['archive', 'teardown']);
+      assert.deepEqual(calls.slice(-3), ['teardown', 'hashCheckpoints', 'archive']);
     });
   }
 });
@@ -269,11 +269,11 @@ describe('report: a workflow found by its id (time-skipping server, stand-in act
       const located = await locateRun(env.client, workflowId);
       assert.equal(located.kind, 'experiment');
       assert.equal(located.dir, join(root, 'archive', spec.name, workflowId));
-      assert.equal(located.completeStages?.at(-1)?.stage, 'teardown');
+      assert.equal(located.completeStages?.at(-1)?.stage, 'archive');
       const model = await buildReportModel(located, { keys: [], top: 5 });
       const timeline = model.sections.find((s) => s.title === 'Stage timeline')!;
       assert.ok(timeline.notes.includes('Stages from the workflow’s result (through teardown).'));
-      assert.deepEqual(timeline.gantt?.bars.at(-1)?.label, 'teardown');
+      assert.deepEqual(timeline.gantt?.bars.at(-1)?.label, 'archive');
       assert.match(model.sections[0]!.notes[0]!, /no metrics series at/);
     } finally {
       await rm(root, { recursive: true, force: true });

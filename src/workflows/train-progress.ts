@@ -1,0 +1,21 @@
+import { patched } from '@temporalio/workflow';
+import type { ExperimentRun } from './experiment-run.js';
+
+/** Runs recorded before it learned every checkpoint from signals; the result's step was not read. */
+export const TRAIN_RESULT_PROGRESS_PATCH = 'train-result-progress';
+
+/**
+ * The train activity signals checkpoints sparsely (src/activities/progress-cadence.ts), so its
+ * result brings the status query and the checkpoint search attribute up to the last step.
+ */
+export function progressFromTrainResult(
+  run: ExperimentRun,
+  result: { finalStep: number; lastCheckpointStep: number },
+): void {
+  if (!patched(TRAIN_RESULT_PROGRESS_PATCH)) return;
+  const { status } = run;
+  status.lastStep = Math.max(status.lastStep, result.finalStep);
+  const newCheckpoint = result.lastCheckpointStep > status.lastCheckpointStep;
+  status.lastCheckpointStep = Math.max(status.lastCheckpointStep, result.lastCheckpointStep);
+  run.visible?.progressed(newCheckpoint);
+}
