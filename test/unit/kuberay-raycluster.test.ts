@@ -1,6 +1,6 @@
-import { authSecretName, clusterOfAuthSecret } from '../../src/backends/kuberay/auth-secret.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { authSecretName, clusterOfAuthSecret } from '../../src/backends/kuberay/auth-secret.js';
 import { dashboardFromStatus, interpretRayCluster } from '../../src/backends/kuberay/cluster-status.js';
 import { kubeFailure } from '../../src/backends/kuberay/kube-errors.js';
 import { DomainError } from '../../src/errors/domain-error.js';
