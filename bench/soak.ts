@@ -404,7 +404,7 @@ try {
         if (!r) continue;
         reports.push(r);
         console.log(
-          `  run #${r.plan.index} ${r.plan.kind} ${r.wallS.toFixed(0)} s: ${r.outcome} (expected ${r.expected}${r.outcome === r.expected ? ', ok' : ', MISMATCH'}); faults ${r.fired.map((f) => `${f.kind} at step ${f.step}${f.detectedMs !== undefined ? ` det ${(f.detectedMs / 1000).toFixed(1)}s` : ''}${f.recoveredMs !== undefined ? ` rec ${(f.recoveredMs / 1000).toFixed(1)}s` : ''}`).join(', ') || 'none'}${r.notFired.length ? `; not fired: ${r.notFired.join(', ')}` : ''}; left ${r.clustersLeft} clusters ${r.rayLeft} Ray procs; ckpt lost [${r.lost}] changed [${r.changed}]; steps lost ${JSON.stringify(r.stepsLost)}; ${r.reason}`,
+          `  run #${r.plan.index} ${r.plan.kind} ${r.wallS.toFixed(0)} s: ${r.outcome} (expected ${r.expected}${r.outcome === r.expected ? ', ok' : ', MISMATCH'}); faults ${r.fired.map((f) => `${f.kind} at step ${f.step}${f.detectedMs !== undefined ? ` det ${(f.detectedMs / 1000).toFixed(1)}s` : ''}${f.recoveredMs !== undefined ? ` rec ${(f.recoveredMs / 1000).toFixed(1)}s` : ''}`).join(', ') || 'none'}${r.notFired.length ? `; not fired: ${r.notFired.join(', ')}` : ''}; ${r.fired.map((f) => f.detail).join('; ')}; left ${r.clustersLeft} clusters ${r.rayLeft} Ray procs; ckpt lost [${r.lost}] changed [${r.changed}]; steps lost ${JSON.stringify(r.stepsLost)}; ${r.reason}`,
         );
       }
     }),
