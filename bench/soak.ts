@@ -4,7 +4,7 @@
  * schedule; several faults may overlap. Prints per run and in total: outcome and whether it matches
  * the faults (rule: bench/soak-plan.ts expectedOutcome), clusters and Ray processes left,
  * checkpoints lost or changed, steps lost per restart, time from fault to detection and recovery.
- *   flock /tmp/ray-test.lock npx tsx bench/soak.ts [--runs 20] [--seed S] [--concurrency 2]
+ *   flock /tmp/ray-test.lock npx tsx bench/soak.ts [--runs 20] [--seed S] [--concurrency 2] [--stop-at ISO]
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -37,11 +37,14 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '20' },
     seed: { type: 'string', default: String(Date.now() % 1_000_000) },
     concurrency: { type: 'string', default: '2' },
+    // On a shared machine: no new run starts after this time (ISO); the table says how many ran.
+    'stop-at': { type: 'string' },
   },
 });
 const seed = Number(args.seed);
 const runs = Number(args.runs);
 const concurrency = Number(args.concurrency);
+const stopAt = args['stop-at'] ? Date.parse(args['stop-at']) : Infinity;
 const STEPS = 24;
 const SAVE_FREQ = 4;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -396,7 +399,7 @@ try {
   const queue = [...planned];
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      for (let p = queue.shift(); p; p = queue.shift()) {
+      for (let p = queue.shift(); p && Date.now() < stopAt; p = queue.shift()) {
         const r = await runOne(p).catch((e: Error) => {
           console.log(`  run #${p.index} harness error: ${e.stack}`);
           return undefined;
