@@ -338,8 +338,23 @@ async function runOne(plan: RunPlan): Promise<RunReport> {
     reason = `reaper: ${JSON.stringify((report as { entries: { cluster: string; action: string }[] }).entries.filter((e) => e.cluster).map((e) => e.action))}`;
   }
 
-  // Leaks and checkpoints.
-  const clustersLeft = (await clustersOwnedBy(h.runRoot, id)).length;
+  // Leaks and checkpoints. A terminated sweep's children tear down on their own after it closed
+  // (parent close policy: request cancel): give them 90 s, and the reaper a second pass at 30 s.
+  const clustersAtClose = (await clustersOwnedBy(h.runRoot, id)).length;
+  const cleanupStarted = Date.now();
+  let clustersLeft = clustersAtClose;
+  for (let second = 1; clustersLeft > 0 && second <= 90; second++) {
+    await sleep(1000);
+    if (second === 30 && outcome === 'terminated')
+      await h.client.workflow.execute('reaper', {
+        taskQueue: h.taskQueue,
+        workflowId: `${id}-reaper-2`,
+        args: [{ graceSeconds: 0 }],
+      });
+    clustersLeft = (await clustersOwnedBy(h.runRoot, id)).length;
+  }
+  if (clustersAtClose > 0)
+    reason += ` [clusters at close ${clustersAtClose}, ${clustersLeft} after ${((Date.now() - cleanupStarted) / 1000).toFixed(0)} s]`;
   let rayLeft = 0;
   for (const name of seenClusters) rayLeft += (await clusterProcesses(name)).length;
   const after = await completedCheckpointHashes(ckptDir).catch(() => new Map<number, string>());
