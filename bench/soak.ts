@@ -409,12 +409,14 @@ async function runOne(plan: RunPlan): Promise<RunReport> {
 }
 
 const reports: RunReport[] = [];
+let startedRuns = 0;
 const started = Date.now();
 try {
   const queue = [...planned];
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       for (let p = queue.shift(); p && Date.now() < stopAt; p = queue.shift()) {
+        startedRuns++;
         const r = await runOne(p).catch((e: Error) => {
           console.log(`  run #${p.index} harness error: ${e.stack}`);
           return undefined;
@@ -446,7 +448,7 @@ const rec = reports.flatMap((r) =>
 const leftover = await rayProcesses();
 const sorted = [...reports].sort((a, b) => a.plan.index - b.plan.index);
 console.log(
-  `\nsoak table (seed ${seed}; replay: npx tsx bench/soak.ts --runs ${runs} --seed ${seed} --concurrency ${concurrency})`,
+  `\nsoak table (seed ${seed}; ${startedRuns} of ${runs} planned runs started; replay: npx tsx bench/soak.ts --runs ${startedRuns} --seed ${seed} --concurrency ${concurrency})`,
 );
 console.log(
   '| run | kind | faults fired | outcome | expected | match | clusters left | Ray procs left | ckpt lost/changed | steps lost | det s | rec s |',
