@@ -372,10 +372,12 @@ async function runOne(plan: RunPlan): Promise<RunReport> {
       plan.kind === 'campaign'
         ? s.attempt > f.attempt || (f.kind === 'pause-resume' && s.phase === 'paused') || s.phase === 'done'
         : s.closed;
-    // A worker kill or server restart is absorbed, not detected: only its recovery is timed.
-    const detected = ['worker-kill', 'server-restart'].includes(f.kind)
-      ? undefined
-      : afterFault.find(detectedBy);
+    // A worker kill or server restart is absorbed, not detected: only its recovery is timed. A sweep
+    // child's end is a detection only where the rule expects it to fail.
+    const absorbed =
+      ['worker-kill', 'server-restart'].includes(f.kind) ||
+      (plan.kind === 'sweep' && expectedOutcome('sweep', [f]) === 'completed 2 ok 0 failed');
+    const detected = absorbed ? undefined : afterFault.find(detectedBy);
     if (detected) f.detectedMs = detected.t - f.at;
     const recovered = afterFault.find(
       (s) => s.t >= (detected?.t ?? f.at) && s.step > f.step && s.phase !== 'paused',
