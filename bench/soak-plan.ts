@@ -82,6 +82,8 @@ export interface FiredFault {
   kind: FaultKind;
   at: number;
   contAfterMs?: number;
+  /** The target's training was done when it fired (its last step logged): a lost node then fails nothing. */
+  afterTraining?: boolean;
 }
 
 /**
@@ -93,7 +95,7 @@ export interface FiredFault {
  * A sweep (2 children, one at a time, faults aimed at child 0) ends terminated or cancelled as its
  * first ending fault says; otherwise it completes, child 0 failed when it lost its cluster or
  * trainer (raylet/head/driver kill, a raylet stopped and never continued: a plain experiment does not
- * retry), else both succeed.
+ * retry) before its last training step, else both succeed.
  */
 export function expectedOutcome(kind: RunPlan['kind'], fired: readonly FiredFault[]): string {
   const ending = [...fired].sort((a, b) => a.at - b.at).find((f) => ENDING.has(f.kind));
@@ -101,7 +103,9 @@ export function expectedOutcome(kind: RunPlan['kind'], fired: readonly FiredFaul
   if (ending?.kind === 'cancel') return 'cancelled';
   if (kind === 'campaign') return ending?.kind === 'disk-full' ? 'failed' : 'succeeded';
   const lost = fired.some(
-    (f) => CLUSTER_LOSS.has(f.kind) || (f.kind === 'raylet-stop' && f.contAfterMs === undefined),
+    (f) =>
+      !f.afterTraining &&
+      (CLUSTER_LOSS.has(f.kind) || (f.kind === 'raylet-stop' && f.contAfterMs === undefined)),
   );
   return lost ? 'completed 1 ok 1 failed' : 'completed 2 ok 0 failed';
 }

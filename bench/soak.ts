@@ -220,6 +220,7 @@ async function runOne(plan: RunPlan): Promise<RunReport> {
         attempt: last?.attempt ?? 0,
         detail,
         ...(f.contAfterMs !== undefined ? { contAfterMs: f.contAfterMs } : {}),
+        afterTraining: plan.kind === 'sweep' && (last?.step ?? 0) >= STEPS / 2,
       });
     switch (f.kind) {
       case 'worker-kill':
