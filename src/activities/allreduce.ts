@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { z } from 'zod';
 import { buildPyModulesPackage, ensurePackageUploaded } from '../backends/ray/py-modules.js';
 import { REPO_ROOT } from '../config.js';
 import type { ClusterHandle } from '../domain/cluster.js';
@@ -16,6 +17,18 @@ import { probeImportFailure } from './probe-import.js';
 import { logTail, runRayJob } from './ray-job.js';
 
 const RESULT_LINE = /ALLREDUCE_RESULT (\{.*\})/;
+
+/** A result line with ok false: the probe's own reason (its failure lines carry no `path`). */
+export function probeReportedFailure(line: string): string | undefined {
+  try {
+    const parsed = z
+      .object({ ok: z.literal(false), reason: z.string().optional() })
+      .safeParse(JSON.parse(line));
+    return parsed.success ? (parsed.data.reason ?? 'the probe reported ok: false') : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Stage 4b. Every GPU slot of the joined cluster takes part in an all-reduce (NCCL on GPUs; gloo or a
@@ -47,6 +60,11 @@ export function createAllReduceCheck(deps: ActivityDeps) {
     );
     const line = RESULT_LINE.exec(logs)?.[1];
     const result = line ? AllReduceResultSchema.safeParse(JSON.parse(line)) : undefined;
+    const failed = line ? probeReportedFailure(line) : undefined;
+    // The probe ran and said why it failed (a node died under it, a timeout): the workflow resubmits.
+    if (!result?.success && failed) {
+      throw permanent(ErrorTypes.AllReduceFailed, `all-reduce check failed: ${failed}`, { reason: failed });
+    }
     if (!result?.success) {
       const importFailure = job.status === 'FAILED' ? probeImportFailure(logs, job.message) : undefined;
       if (importFailure) {

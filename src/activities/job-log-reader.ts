@@ -2,6 +2,7 @@ import { open, stat } from 'node:fs/promises';
 import type { RayHeadApi } from '../backends/ray/dashboard-client.js';
 import { LOG_FOLLOW_INTERVAL_S } from '../backends/ray/dashboard-client.js';
 import { RayHttpError } from '../backends/ray/http.js';
+import { writingToArchive } from './archive-disk-full.js';
 
 /**
  * After the job ended its log is complete; the agent sends what it has not sent within one follow
@@ -126,7 +127,7 @@ export class JobLogReader {
   private async append(bytes: Buffer): Promise<void> {
     const file = await open(this.copyPath, 'a');
     try {
-      await file.write(bytes);
+      await writingToArchive(this.copyPath, () => file.write(bytes));
     } finally {
       await file.close();
     }

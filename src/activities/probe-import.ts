@@ -8,7 +8,9 @@
 export function probeImportFailure(logs: string, jobMessage: string): string | undefined {
   const line = logs.split('\n').find((l) => /\b(ModuleNotFoundError|ImportError)\b/.test(l));
   if (line) return line.trim();
-  if (/runtime[_ ]?env/i.test(jobMessage) && /fail|error/i.test(jobMessage))
-    return jobMessage.trim().split('\n')[0];
+  // Ray's own words only: its message goes on with the job's last logs, where a raylet of a dying
+  // node prints "Runtime Env Agent network error" (a lost node, which a new cluster does fix).
+  const own = jobMessage.split(/last available logs/i)[0] ?? '';
+  if (/runtime[_ ]?env/i.test(own) && /fail|error/i.test(own)) return own.trim().split('\n')[0];
   return undefined;
 }

@@ -1,6 +1,7 @@
 import { mkdir, open, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { MetricsSeriesSchema, MetricsSummarySchema } from '../domain/metrics-series.js';
 import { metricsSeriesPath, metricsSummaryPath, trainLogPath, trainLogStatePath } from '../domain/paths.js';
+import { writingToArchive } from './archive-disk-full.js';
 import { emptyTrainLogState, feedTrainLog, type TrainLogState } from './train-log.js';
 
 interface SavedState {
@@ -93,6 +94,6 @@ const exists = (path: string) =>
 /** Write by rename, so a reader (report, logs) never sees half a file. */
 async function replace(path: string, text: string): Promise<void> {
   const tmp = `${path}.tmp`;
-  await writeFile(tmp, text);
+  await writingToArchive(tmp, () => writeFile(tmp, text));
   await rename(tmp, path);
 }

@@ -25,6 +25,8 @@ export const ErrorTypes = {
   CheckpointUnusable: 'CheckpointUnusable',
   /** The checkpoint volume ran out of space (ENOSPC); the message names the free space left. */
   CheckpointDiskFull: 'CheckpointDiskFull',
+  /** The archive volume (storage.archiveDir: log copy, metrics, manifests) ran out of space (ENOSPC). */
+  ArchiveDiskFull: 'ArchiveDiskFull',
   TrainingIncomplete: 'TrainingIncomplete',
   NoProgress: 'NoProgress',
   ClusterLost: 'ClusterLost',

@@ -30,6 +30,7 @@ const FATAL: ReadonlySet<string> = new Set([
   ErrorTypes.TrainingConfigInvalid,
   ErrorTypes.CheckpointUnusable,
   ErrorTypes.CheckpointDiskFull,
+  ErrorTypes.ArchiveDiskFull,
   ErrorTypes.ImagePullFailed,
   ErrorTypes.PodConfigInvalid,
   ErrorTypes.StorageNotShared,

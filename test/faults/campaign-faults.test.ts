@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowFailedError } from '@temporalio/client';
 import { hashCheckpoint } from '../../src/activities/checkpoints.js';
 import {
   CampaignManifestSchema,
@@ -23,6 +23,7 @@ import { shortHash } from '../../src/domain/naming.js';
 import { campaignManifestPath, checkpointPath, metricsPath } from '../../src/domain/paths.js';
 import { wandbRunId } from '../../src/domain/wandb-env.js';
 import { REPO_ROOT, loadConfig } from '../../src/config.js';
+import { outcomeOf, restartsInMetrics } from '../helpers/campaign-outcome.js';
 import { FaultHarness, completedCheckpointHashes } from '../helpers/fault-harness.js';
 import { startMlflowServer } from '../helpers/mlflow-server.js';
 import { rayProcesses } from '../helpers/processes.js';
@@ -53,18 +54,6 @@ after(async () => {
   note(`suite wall time ${((Date.now() - suiteStarted) / 1000).toFixed(1)} s`);
   console.log(`[fault numbers] summary:\n  ${numbers.join('\n  ')}`);
 });
-
-async function outcomeOf(handle: WorkflowHandle): Promise<{ result?: CampaignResult; error?: unknown }> {
-  try {
-    return { result: (await handle.result()) as CampaignResult };
-  } catch (error) {
-    const details =
-      error instanceof WorkflowFailedError
-        ? (error.cause as { details?: unknown[] } | undefined)?.details?.[0]
-        : undefined;
-    return { result: details as CampaignResult | undefined, error };
-  }
-}
 
 /** The checks every scenario ends with. */
 async function assertEnd(
@@ -101,19 +90,9 @@ async function assertEnd(
   return manifest;
 }
 
-/**
- * Steps trained but lost: the highest step the first attempt logged (the trainer appends every step
- * to metrics.jsonl in the shared checkpoint dir) minus the step the next attempt resumed from.
- */
-async function stepsLost(checkpointDir: string, resumedFrom: number | undefined): Promise<number> {
-  const steps = (await readFile(metricsPath(checkpointDir), 'utf8'))
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => (JSON.parse(l) as { step: number }).step);
-  const restart = steps.findIndex((s, i) => i > 0 && s <= (steps[i - 1] ?? 0));
-  // No step repeated: the first attempt stopped right at the checkpoint the next one resumed from.
-  if (restart < 0) return 0;
-  return (steps[restart - 1] ?? 0) - (resumedFrom ?? 0);
+/** Steps trained but lost at the first restart (none: 0). */
+async function stepsLost(checkpointDir: string): Promise<number> {
+  return (await restartsInMetrics(checkpointDir))[0]?.lost ?? 0;
 }
 
 /**
@@ -179,7 +158,7 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     const childEvents = [];
     for (const a of result?.attempts ?? [])
       childEvents.push((await h.client.workflow.getHandle(a.workflowId).fetchHistory()).events?.length ?? 0);
-    const lost = await stepsLost(h.checkpointDir(spec, id), a2?.startedFromStep);
+    const lost = await stepsLost(h.checkpointDir(spec, id));
     assert.ok(lost <= spec.trainer.saveFreq, `steps lost ${lost} <= save_freq`);
     await assertOneWandbRunAndNoSecrets(spec, id, result);
     note(
@@ -209,7 +188,7 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     assert.ok((a2?.startedFromStep ?? 0) >= Math.max(...before.keys()), 'resumed from the latest checkpoint');
     const trainEnd = a1?.stages?.find((s) => s.stage === 'train')?.endedAt;
     await assertEnd(spec, id, { outcome: 'succeeded', finalStep: 40, before });
-    const lost = await stepsLost(h.checkpointDir(spec, id), a2?.startedFromStep);
+    const lost = await stepsLost(h.checkpointDir(spec, id));
     assert.ok(lost <= spec.trainer.saveFreq, `steps lost ${lost} <= save_freq`);
     note(
       `2 worker node killed (after checkpoint ${at.lastCheckpointStep} was reported): detected after ${trainEnd ? ((Date.parse(trainEnd) - killedAt) / 1000).toFixed(1) : '?'} s as ${a1?.ended.type}; resumed from step ${a2?.startedFromStep}; steps lost ${lost} (save_freq ${spec.trainer.saveFreq})`,

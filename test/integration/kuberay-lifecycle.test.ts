@@ -17,6 +17,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/index.js';
 import { KubeApi, loadKubeConfig } from '../../src/backends/kuberay/kube-api.js';
+import { buildAuthSecret } from '../../src/backends/kuberay/auth-secret.js';
 import { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
 import { MANAGED_SELECTOR, ownerLabels } from '../../src/backends/kuberay/labels.js';
 import { buildRayCluster } from '../../src/backends/kuberay/raycluster.js';
@@ -408,7 +409,7 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
     assert.equal(api.requests - before, 1, 'no retry inside the client');
   });
 
-  it("reaper on kuberay: deletes an orphan, keeps a running owner's cluster, reports a malformed one", async () => {
+  it("reaper on kuberay: deletes an orphan, keeps a running owner's cluster, reports a malformed one; deletes a token Secret left without its RayCluster", async () => {
     const backend = backendFor(kube.adminKubeconfig);
     const spec = kuberaySpec('/tmp/ragen-lifecycle', kube.pvc);
     const running = await env.client.workflow.start<typeof experiment>('experiment', {
@@ -422,6 +423,9 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
     malformed.metadata.annotations = {};
     malformed.metadata.labels = { ...ownerLabels(owner()) };
     await backend.api.createRayCluster(malformed);
+    // Submit makes the token Secret before the RayCluster: a submit that died in between leaves one alone.
+    await backend.api.createSecret(buildAuthSecret('lone-a0', ns, owner(0, 'no-such-workflow')));
+    await backend.api.createSecret(buildAuthSecret('lone-kept-a0', ns, owner(0, running.workflowId)));
 
     const config = { ...loadConfig(), RAGEN_POLL_INTERVAL_MS: 1000 };
     const taskQueue = uniqueId('reaper-k');
@@ -442,12 +446,25 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
         const by = Object.fromEntries((report as ReaperReport).entries.map((e) => [e.cluster, e]));
         assert.equal(by['owned-a0']?.action, 'kept', JSON.stringify(report));
         assert.equal(by['malformed-a0']?.action, 'reported');
+        assert.equal(by['lone-kept-a0']?.action, 'kept', 'a Secret whose submit may still run is kept');
+        assert.equal(by['owned-a0-ray-auth'], undefined, 'a Secret with its RayCluster is not listed apart');
         if (pass === 0) assert.equal(by['orphan-a0']?.action, 'deleted');
         else assert.equal(by['orphan-a0'], undefined);
+        if (pass === 0) assert.equal(by['lone-a0']?.action, 'deleted');
+        else assert.equal(by['lone-a0'], undefined);
       }
     });
     const left = (await backend.api.listRayClusters(MANAGED_SELECTOR)).map((c) => c.metadata.name).sort();
     assert.deepEqual(left, ['malformed-a0', 'owned-a0']);
+    assert.equal(
+      await backend.api.getSecret('lone-a0-ray-auth'),
+      undefined,
+      'the lone orphan Secret is gone',
+    );
+    assert.ok(
+      await backend.api.getSecret('lone-kept-a0-ray-auth'),
+      "the running owner's Secret is still there",
+    );
     await running.terminate('test done');
     backend.close();
   });

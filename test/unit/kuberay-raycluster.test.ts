@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { authSecretName, clusterOfAuthSecret } from '../../src/backends/kuberay/auth-secret.js';
 import { dashboardFromStatus, interpretRayCluster } from '../../src/backends/kuberay/cluster-status.js';
 import { kubeFailure } from '../../src/backends/kuberay/kube-errors.js';
 import { DomainError } from '../../src/errors/domain-error.js';
@@ -256,5 +257,14 @@ describe('kuberay spec fields (validated only for backend kuberay)', () => {
     );
     const badPvc = kuberaySpecYaml('/mnt/shared').replace('pvc: ragen-storage', 'pvc: Bad_Name');
     assert.match(fieldsOf(badPvc).join('\n'), /kuberay\.storage\.pvc: a Kubernetes name/);
+  });
+});
+
+describe('token Secret names', () => {
+  it('map back to their cluster, and nothing else does (the reaper lists Secrets by label)', () => {
+    assert.equal(clusterOfAuthSecret(authSecretName('exp-a1')), 'exp-a1');
+    assert.equal(clusterOfAuthSecret('exp-a1-ray-auth'), 'exp-a1');
+    assert.equal(clusterOfAuthSecret('-ray-auth'), undefined);
+    assert.equal(clusterOfAuthSecret('exp-a1-wandb'), undefined);
   });
 });

@@ -10,8 +10,17 @@ import { ownerAnnotations, ownerLabels } from './labels.js';
  */
 export const AUTH_SECRET_KEY = 'auth_token';
 
+const AUTH_SECRET_SUFFIX = '-ray-auth';
+
 export function authSecretName(cluster: string): string {
-  return `${cluster}-ray-auth`;
+  return `${cluster}${AUTH_SECRET_SUFFIX}`;
+}
+
+/** The cluster a token Secret's name belongs to; undefined for a name that is not one. */
+export function clusterOfAuthSecret(secretName: string): string | undefined {
+  return secretName.endsWith(AUTH_SECRET_SUFFIX) && secretName.length > AUTH_SECRET_SUFFIX.length
+    ? secretName.slice(0, -AUTH_SECRET_SUFFIX.length)
+    : undefined;
 }
 
 export interface SecretObject {

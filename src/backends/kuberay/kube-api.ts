@@ -38,6 +38,14 @@ export type WatchEvent = {
   object: RayClusterObject;
 };
 
+/** A Secret's name and owner marks, without its data. */
+export interface SecretMarks {
+  name: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  creationTimestamp?: string;
+}
+
 export class KubeApi {
   /** Requests sent to the API server (a watch counts once, when it is opened). */
   requests = 0;
@@ -242,6 +250,22 @@ export class KubeApi {
         );
       return { created: false, secret: existing };
     }
+  }
+
+  /**
+   * The product's Secrets by label (the reaper's search for tokens whose RayCluster never came):
+   * their marks only; the tokens are dropped here, never kept.
+   */
+  async listSecretMarks(labelSelector: string): Promise<SecretMarks[]> {
+    const list = await this.call(this.secretAction('list'), () =>
+      this.core.listNamespacedSecret({ namespace: this.namespace, labelSelector }),
+    );
+    return list.items.map(({ metadata: m }) => ({
+      name: m?.name ?? '',
+      labels: m?.labels,
+      annotations: m?.annotations,
+      creationTimestamp: m?.creationTimestamp ? new Date(m.creationTimestamp).toISOString() : undefined,
+    }));
   }
 
   /** undefined on 404. */

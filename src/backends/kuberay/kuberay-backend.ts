@@ -13,7 +13,13 @@ import { RayClusterCache } from './raycluster-cache.js';
 import type { BackendLogger } from '../logger.js';
 import { RayPodCache } from './pod-cache.js';
 import { podFailures, podsWaiting } from './pod-failures.js';
-import { type SecretObject, authSecretName, buildAuthSecret, tokenOf } from './auth-secret.js';
+import {
+  type SecretObject,
+  authSecretName,
+  buildAuthSecret,
+  clusterOfAuthSecret,
+  tokenOf,
+} from './auth-secret.js';
 
 /**
  * How the worker reaches a head's dashboard. `service`: the head Service's cluster DNS
@@ -249,20 +255,31 @@ export class KubeRayBackend implements ComputeBackend {
     }
   }
 
+  /**
+   * The product's RayClusters, and token Secrets whose RayCluster does not exist: submit makes the
+   * Secret first, so a worker that died (or a workflow terminated) between the two leaves one. The
+   * reaper treats it as a cluster of that name: deleteCluster finds no RayCluster and deletes it.
+   */
   async listClusters(): Promise<OwnedCluster[]> {
     const items = await this.api.listRayClusters(MANAGED_SELECTOR);
-    return items.map((item) => {
-      const read = readOwner(item.metadata);
+    const names = new Set(items.map((i) => i.metadata.name));
+    const lone = (await this.api.listSecretMarks(MANAGED_SELECTOR)).flatMap((marks) => {
+      const cluster = clusterOfAuthSecret(marks.name);
+      return cluster !== undefined && !names.has(cluster) ? [{ name: cluster, metadata: marks }] : [];
+    });
+    const marked = [...items.map((i) => ({ name: i.metadata.name, metadata: i.metadata })), ...lone];
+    return marked.map(({ name, metadata }) => {
+      const read = readOwner(metadata);
       const owner = 'owner' in read ? read.owner : undefined;
       return {
         handle: {
           backend: 'kuberay',
-          name: item.metadata.name,
+          name,
           namespace: this.config.namespace,
           owner: owner ?? { experiment: '?', workflowId: '?', runId: '?', attempt: 0 },
         },
         owner,
-        createdAt: item.metadata.creationTimestamp,
+        createdAt: metadata.creationTimestamp,
         problem: 'problem' in read ? read.problem : undefined,
       };
     });

@@ -18,8 +18,9 @@ export const KUBERAY_PERMISSIONS: readonly PermissionRule[] = [
   { group: 'ray.io', resource: 'rayclusters', verbs: ['create', 'get', 'list', 'watch', 'delete'] },
   // Pod failures (image pull, crash loops) and teardown's wait: read-only.
   { group: '', resource: 'pods', verbs: ['list', 'watch'] },
-  // The per-cluster Ray auth token: made, read, given its RayCluster as owner, deleted.
-  { group: '', resource: 'secrets', verbs: ['create', 'get', 'update', 'delete'] },
+  // The per-cluster Ray auth token: made, read, given its RayCluster as owner, deleted; listed by
+  // label by the reaper (a token left by a submit that never made its RayCluster).
+  { group: '', resource: 'secrets', verbs: ['create', 'get', 'list', 'update', 'delete'] },
   // Preflight: the storage claim exists and is bound.
   { group: '', resource: 'persistentvolumeclaims', verbs: ['get'] },
   // Preflight: may this identity do the above (also granted to every user by system:basic-user).
