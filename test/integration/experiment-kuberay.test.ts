@@ -3,11 +3,18 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import {
+  AuthorizationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubernetesObject,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/index.js';
 import { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
+import { KUBERAY_PERMISSIONS } from '../../src/backends/kuberay/permissions.js';
 import { loadConfig } from '../../src/config.js';
 import type { ExperimentSpec } from '../../src/domain/experiment.js';
 import { activityDeps } from '../../src/worker.js';
@@ -22,6 +29,7 @@ import { RAY_VERSION_LABEL } from '../../src/registry/ray-version.js';
 import { rayProcesses } from '../helpers/processes.js';
 import { testInput } from '../helpers/specs.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
+import { applyAll, renderWorkerManifests, serviceAccountKubeconfig } from '../helpers/worker-manifests.js';
 
 /**
  * Whole experiments on the kuberay backend: real Temporal dev server, real kube-apiserver, the
@@ -346,5 +354,108 @@ describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, sta
       );
     });
     await assertClean();
+  });
+});
+
+/**
+ * The worker deployed on Kubernetes from deploy/worker (kustomize), in this file's environment
+ * (no second kube env: CI time). The RayClusters' namespace is the worker's own, as the
+ * Deployment says (RAGEN_KUBERAY_NAMESPACE from metadata.namespace).
+ */
+describe('the worker on Kubernetes: deploy/worker rendered by kustomize and applied', () => {
+  const saName = 'ragen-orchestrator';
+  /** The namespaced rules of kuberay-rbac.yaml's Role, as `group/resource:verb`. */
+  const namespaced = KUBERAY_PERMISSIONS.filter((p) => !p.cluster).flatMap((p) =>
+    p.verbs.map((verb) => ({ group: p.group, resource: p.resource, verb })),
+  );
+  const cluster = KUBERAY_PERMISSIONS.filter((p) => p.cluster).flatMap((p) =>
+    p.verbs.map((verb) => ({ group: p.group, resource: p.resource, verb })),
+  );
+
+  it('RBAC: the ServiceAccount may do exactly what the kuberay backend needs (SelfSubjectAccessReview per verb), and with one verb less preflight refuses, naming it', async () => {
+    const objects = await renderWorkerManifests({ namespace: kube.namespace });
+    assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata?.name}`).sort(), [
+      'ClusterRole/ragen-orchestrator',
+      'ClusterRoleBinding/ragen-orchestrator',
+      'ConfigMap/ragen-orchestrator-worker',
+      'Deployment/ragen-orchestrator-worker',
+      'Role/ragen-orchestrator',
+      'RoleBinding/ragen-orchestrator',
+      'ServiceAccount/ragen-orchestrator',
+    ]);
+    for (const o of objects)
+      if (o.kind !== 'ClusterRole' && o.kind !== 'ClusterRoleBinding')
+        assert.equal(o.metadata?.namespace, kube.namespace, `${o.kind} in the overlay's namespace`);
+    await applyAll(kube.admin, objects);
+    const sa = await serviceAccountKubeconfig(kube.admin, kube.namespace, saName);
+    const authz = sa.kc.makeApiClient(AuthorizationV1Api);
+    const can = async (a: { group: string; resource: string; verb: string }, namespace?: string) =>
+      (
+        await authz.createSelfSubjectAccessReview({
+          body: { spec: { resourceAttributes: { ...a, namespace } } },
+        })
+      ).status?.allowed ?? false;
+    for (const a of namespaced)
+      assert.equal(await can(a, kube.namespace), true, `may ${a.verb} ${a.resource} in its namespace`);
+    for (const a of cluster) assert.equal(await can(a), true, `may ${a.verb} ${a.resource} (cluster)`);
+    // Nothing more: the neighbouring verbs, and the same verbs in another namespace.
+    const more = [
+      { group: 'ray.io', resource: 'rayclusters', verb: 'update' },
+      { group: 'ray.io', resource: 'rayclusters', verb: 'patch' },
+      { group: '', resource: 'pods', verb: 'create' },
+      { group: '', resource: 'pods', verb: 'delete' },
+      { group: '', resource: 'secrets', verb: 'list' },
+      { group: '', resource: 'configmaps', verb: 'get' },
+      { group: 'apps', resource: 'deployments', verb: 'update' },
+    ];
+    for (const a of more)
+      assert.equal(await can(a, kube.namespace), false, `may not ${a.verb} ${a.resource}`);
+    for (const a of namespaced)
+      assert.equal(await can(a, 'kube-system'), false, `may not ${a.verb} ${a.resource} elsewhere`);
+
+    // One verb less (a Role edited by hand): preflight, as the worker runs it first, says which.
+    const role = objects.find((o) => o.kind === 'Role') as KubernetesObject & {
+      rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    };
+    const less = {
+      ...role,
+      rules: role.rules.map((r) =>
+        r.resources.includes('rayclusters') ? { ...r, verbs: r.verbs.filter((v) => v !== 'delete') } : r,
+      ),
+    };
+    await applyAll(kube.admin, [less]);
+    const asWorker = new KubeRayBackend({
+      namespace: kube.namespace,
+      kubeconfig: sa.path,
+      dashboard: 'service',
+      python: 'python',
+    });
+    try {
+      const checks = await asWorker.preflight(spec(10, 10));
+      const permissions = checks.find((c) => c.name === 'kuberay-permissions');
+      assert.equal(permissions?.ok, false);
+      assert.match(
+        permissions?.detail ?? '',
+        new RegExp(
+          `cannot delete rayclusters\\.ray\\.io in namespace ${kube.namespace}; grant verbs \\[delete\\] on resource rayclusters \\(apiGroup ray\\.io\\)`,
+        ),
+      );
+      assert.deepEqual(
+        checks.filter((c) => !c.ok).map((c) => c.name),
+        ['kuberay-permissions'],
+        'only the missing verb is refused',
+      );
+      // The Role as the manifests have it: preflight passes.
+      await applyAll(kube.admin, [role]);
+      const again = await asWorker.preflight(spec(10, 10));
+      assert.deepEqual(
+        again.filter((c) => !c.ok),
+        [],
+        JSON.stringify(again),
+      );
+    } finally {
+      asWorker.close();
+      await applyAll(kube.admin, [role]);
+    }
   });
 });
