@@ -53,6 +53,9 @@ import { podStatus } from './pod-status.js';
  *    missing workingDir too).
  * 3. Cluster DNS: Service names resolve through the Pod's /etc/hosts to the backing Pods' IPs
  *    (headless or not: there is no kube-proxy, so a ClusterIP is never used); other names fail at once.
+ *    The one exception is the `kubernetes` Service: its ClusterIP is on the bridge, forwarded to
+ *    the API server (service-proxy.ts), and a Pod that names a ServiceAccount gets its token,
+ *    the CA and namespace mounted as the kubelet projects them, and KUBERNETES_SERVICE_HOST/PORT.
  * 4. Resources: requests are checked by the stand-in scheduler, but no cgroup limit is set; GPUs
  *    exist only as the node's allocatable count (Ray's GPUs come from `--num-gpus`).
  * 5. Not done: image pull errors, kubectl logs/exec (logs are files under the Pod's directory),
