@@ -16,10 +16,12 @@ import { shellVar } from './kube-env.js';
 
 const run = promisify(execFile);
 
-/** What a user's overlay of deploy/worker says: the namespace, and strategic-merge patches. */
+/** What a user's overlay of deploy/worker says: the namespace, strategic-merge and JSON patches. */
 export interface WorkerOverlay {
   namespace: string;
   patches?: KubernetesObject[];
+  /** RFC 6902 operations on one object of the base. */
+  jsonPatches?: { target: { kind: string; name: string }; ops: object[] }[];
 }
 
 /**
@@ -37,7 +39,10 @@ export async function renderWorkerManifests(overlay: WorkerOverlay): Promise<Kub
       kind: 'Kustomization',
       resources: [relative(dir, join(REPO_ROOT, 'deploy', 'worker'))],
       namespace: overlay.namespace,
-      patches: (overlay.patches ?? []).map((p) => ({ patch: JSON.stringify(p) })),
+      patches: [
+        ...(overlay.patches ?? []).map((p) => ({ patch: JSON.stringify(p) })),
+        ...(overlay.jsonPatches ?? []).map((p) => ({ target: p.target, patch: JSON.stringify(p.ops) })),
+      ],
     };
     await writeFile(join(dir, 'kustomization.yaml'), JSON.stringify(kustomization));
     const { stdout } = await run(kustomize, ['build', dir], { maxBuffer: 16 * 1024 * 1024 });
