@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds etcd, kube-apiserver and the KubeRay operator from the Go module proxy into a cache
-# outside the clone, the three concurrently. Warm: exits at once when every binary exists.
+# Builds etcd, kube-apiserver, the KubeRay operator and kustomize from the Go module proxy into a
+# cache outside the clone, the four concurrently. Warm: exits at once when every binary exists.
 # Nothing built lands in the repo.
 # kube-apiserver needs a wrapper module: k8s.io/kubernetes requires its staging modules at
 # v0.0.0 and maps them with relative replaces that Go ignores for dependencies, so we add
@@ -18,8 +18,8 @@ command -v go >/dev/null || { echo "Go is required to build the k8s test binarie
 # the binaries are cached: the module cache may have been cleaned on its own.
 go mod download -json "github.com/ray-project/kuberay/ray-operator@$KUBERAY_VERSION" >/dev/null
 
-mkdir -p "$K8S_BIN" "$KUBERAY_BIN"
-if [[ -x "$K8S_BIN/etcd" && -x "$K8S_BIN/kube-apiserver" && -x "$KUBERAY_BIN/kuberay-operator" ]]; then
+mkdir -p "$K8S_BIN" "$KUBERAY_BIN" "$KUSTOMIZE_BIN"
+if [[ -x "$K8S_BIN/etcd" && -x "$K8S_BIN/kube-apiserver" && -x "$KUBERAY_BIN/kuberay-operator" && -x "$KUSTOMIZE_BIN/kustomize" ]]; then
   echo "k8s test binaries present in $K8S_BIN and $KUBERAY_BIN"
   exit 0
 fi
@@ -72,9 +72,20 @@ build_operator() {
   mv "$KUBERAY_BIN/kuberay-operator.tmp" "$KUBERAY_BIN/kuberay-operator"
 }
 
+build_kustomize() {
+  # Renders deploy/worker (kubectl's built-in kustomize differs by kubectl version; this one is pinned).
+  [[ -x "$KUSTOMIZE_BIN/kustomize" ]] && return 0
+  local dir="$work/kustomize"
+  rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
+  go mod init ragen-kustomize >/dev/null 2>&1
+  go get "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"
+  go build -trimpath -ldflags "-s -w" -o "$KUSTOMIZE_BIN/kustomize.tmp" sigs.k8s.io/kustomize/kustomize/v5
+  mv "$KUSTOMIZE_BIN/kustomize.tmp" "$KUSTOMIZE_BIN/kustomize"
+}
+
 # Concurrently: each build waits on downloads as much as on the two cores.
 pids=()
-for step in build_etcd build_apiserver build_operator; do
+for step in build_etcd build_apiserver build_operator build_kustomize; do
   ( "$step" > "$work/$step.log" 2>&1 ) &
   pids+=("$!")
 done
@@ -85,8 +96,8 @@ for i in "${!pids[@]}"; do
     echo "k8s build step failed; its log:" >&2
   fi
 done
-for step in build_etcd build_apiserver build_operator; do
+for step in build_etcd build_apiserver build_operator build_kustomize; do
   if [[ $failed == 1 ]]; then echo "== $step" >&2; tail -30 "$work/$step.log" >&2; fi
 done
 [[ $failed == 0 ]] || exit 1
-echo "built etcd $ETCD_VERSION, kube-apiserver $K8S_VERSION and kuberay-operator $KUBERAY_VERSION in $(( $(date +%s) - start ))s"
+echo "built etcd $ETCD_VERSION, kube-apiserver $K8S_VERSION, kuberay-operator $KUBERAY_VERSION and kustomize $KUSTOMIZE_VERSION in $(( $(date +%s) - start ))s"

@@ -51,7 +51,7 @@ export interface KubeEnv {
   stop(): Promise<void>;
 }
 
-async function shellVar(name: string): Promise<string> {
+export async function shellVar(name: string): Promise<string> {
   const { stdout } = await run('bash', ['-c', `source scripts/k8s/versions.sh && echo "$${name}"`], {
     cwd: REPO_ROOT,
   });

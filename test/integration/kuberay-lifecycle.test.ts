@@ -253,12 +253,11 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
     );
   });
 
-  it('least privilege: deploy/kuberay-rbac.yaml bound to a ServiceAccount runs the whole lifecycle, and that identity may do nothing more (SelfSubjectRulesReview)', async () => {
+  it('least privilege: deploy/worker/kuberay-rbac.yaml bound to a ServiceAccount runs the whole lifecycle, and that identity may do nothing more (SelfSubjectRulesReview)', async () => {
     // The file as a user applies it, in this namespace.
-    const text = (await readFile(join(REPO_ROOT, 'deploy', 'kuberay-rbac.yaml'), 'utf8')).replaceAll(
-      'namespace: training',
-      `namespace: ${ns}`,
-    );
+    const text = (
+      await readFile(join(REPO_ROOT, 'deploy', 'worker', 'kuberay-rbac.yaml'), 'utf8')
+    ).replaceAll('namespace: training', `namespace: ${ns}`);
     const objects = loadAllYaml(text) as KubernetesObject[];
     const objectsApi = KubernetesObjectApi.makeApiClient(kube.admin);
     for (const o of objects) await objectsApi.create(o);

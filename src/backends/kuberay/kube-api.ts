@@ -1,10 +1,10 @@
+import type { KubeConfig } from '@kubernetes/client-node';
 import {
   ApiextensionsV1Api,
   ApisApi,
   AuthorizationV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  KubeConfig,
   Watch,
 } from '@kubernetes/client-node';
 import { transient } from '../../errors/domain-error.js';
@@ -21,17 +21,8 @@ import type { SecretObject } from './auth-secret.js';
  * (kube-errors.ts). 404 and 409 come back as KubeStatusError for the callers that expect them.
  */
 
-/** Kubeconfig from the standard places: an explicit file, else KUBECONFIG, ~/.kube/config, in-cluster. */
-export function loadKubeConfig(path?: string): KubeConfig {
-  const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else kc.loadFromDefault();
-  if (!kc.getCurrentCluster())
-    throw new Error(
-      'no Kubernetes cluster configured: set KUBECONFIG, RAGEN_KUBECONFIG, or run in a pod with a service account',
-    );
-  return kc;
-}
+/** Kubeconfig loading lives in kube-config.ts (in-cluster first in a Pod); re-exported for callers. */
+export { loadKubeConfig } from './kube-config.js';
 
 export type WatchEvent = {
   type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';

@@ -1,6 +1,6 @@
 /**
  * What the kuberay backend does in the Kubernetes API, and so all its identity needs: the
- * documented least-privilege set (deploy/kuberay-rbac.yaml grants exactly this; preflight checks
+ * documented least-privilege set (deploy/worker/kuberay-rbac.yaml grants exactly this; preflight checks
  * the namespaced part with SelfSubjectAccessReview; a test fails when the identity can do more).
  */
 export interface PermissionRule {

@@ -37,7 +37,7 @@ export async function kuberayPreflight(api: KubeApi, spec: ExperimentSpec): Prom
     detail:
       missing.length === 0
         ? `${api.identity} may ${NEEDED.map((p) => `${p.verbs.join('/')} ${p.group ? `${p.resource}.${p.group}` : p.resource}`).join(', ')} in namespace ${api.namespace}`
-        : `missing permission: ${missing.join('; ')} with a Role and RoleBinding (deploy/kuberay-rbac.yaml)`,
+        : `missing permission: ${missing.join('; ')} with a Role and RoleBinding (deploy/worker/kuberay-rbac.yaml)`,
   });
 
   const want = workerGpus(spec);

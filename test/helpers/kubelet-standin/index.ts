@@ -11,6 +11,7 @@ import {
   Watch,
 } from '@kubernetes/client-node';
 import { PodNetworks, hostsFile } from './pod-network.js';
+import { type Forward, startApiServerProxy } from './service-proxy.js';
 import { PodRunner } from './pod-runner.js';
 import { podRequests, quantity } from './pod-spec.js';
 import { podStatus } from './pod-status.js';
@@ -52,6 +53,9 @@ import { podStatus } from './pod-status.js';
  *    missing workingDir too).
  * 3. Cluster DNS: Service names resolve through the Pod's /etc/hosts to the backing Pods' IPs
  *    (headless or not: there is no kube-proxy, so a ClusterIP is never used); other names fail at once.
+ *    The one exception is the `kubernetes` Service: its ClusterIP is on the bridge, forwarded to
+ *    the API server (service-proxy.ts), and a Pod that names a ServiceAccount gets its token,
+ *    the CA and namespace mounted as the kubelet projects them, and KUBERNETES_SERVICE_HOST/PORT.
  * 4. Resources: requests are checked by the stand-in scheduler, but no cgroup limit is set; GPUs
  *    exist only as the node's allocatable count (Ray's GPUs come from `--num-gpus`).
  * 5. Not done: image pull errors, kubectl logs/exec (logs are files under the Pod's directory),
@@ -107,6 +111,7 @@ export class KubeletStandIn {
   private readonly aborts = new Set<AbortController>();
   private readonly loops: Promise<void>[] = [];
   private stopped = false;
+  private apiProxy: Forward | undefined;
 
   constructor(private readonly o: KubeletStandInOptions) {
     this.core = o.kc.makeApiClient(CoreV1Api);
@@ -122,6 +127,7 @@ export class KubeletStandIn {
   async start(): Promise<void> {
     await this.removeStale();
     await this.networks.setUp();
+    this.apiProxy = await startApiServerProxy(this.o.kc.getCurrentCluster()?.server ?? '');
     await mkdir(this.rootDir, { recursive: true });
     this.loops.push(
       this.listWatch(
@@ -262,6 +268,7 @@ export class KubeletStandIn {
       },
       pvcHostPath: (namespace, claim) => this.pvcHostPath(namespace, claim),
       hold: this.hold,
+      serviceAccount: (p) => this.serviceAccountToken(p),
       changed: () => {
         const name = pod.metadata?.name ?? '';
         if (
@@ -609,8 +616,30 @@ export class KubeletStandIn {
   }
 
   /** Stop watching; every Pod still running is stopped (2 s grace) and its namespace removed. */
+  /** What the kubelet asks for a Pod's projected token: TokenRequest bound to the Pod, and the CA. */
+  private async serviceAccountToken(pod: V1Pod): Promise<{ token: string; ca: string }> {
+    const namespace = pod.metadata?.namespace ?? 'default';
+    const name = pod.spec?.serviceAccountName ?? 'default';
+    const request = await this.core.createNamespacedServiceAccountToken({
+      name,
+      namespace,
+      body: {
+        spec: {
+          audiences: [],
+          expirationSeconds: 3600,
+          boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata?.name, uid: pod.metadata?.uid },
+        },
+      },
+    });
+    const caFile = this.o.kc.getCurrentCluster()?.caFile;
+    if (!request.status?.token || !caFile)
+      throw new Error(`no token for service account ${namespace}/${name}`);
+    return { token: request.status.token, ca: await readFile(caFile, 'utf8') };
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
+    await this.apiProxy?.close();
     for (const a of this.aborts) a.abort();
     await Promise.all(
       [...this.runners.values()].map((r) => r.terminate(2).catch((err: Error) => this.fail(err.message))),

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { V1Container, V1Pod, V1Probe } from '@kubernetes/client-node';
 import { NODE_IP, type PodNetwork, type PodNetworks } from './pod-network.js';
+import { KUBERNETES_SERVICE_IP, KUBERNETES_SERVICE_PORT } from './service-proxy.js';
 import { type EnvSources, containerEnv, expand, quantity } from './pod-spec.js';
 import { type ContainerRecord, type PodRecord, newRecord, now, waiting } from './pod-status.js';
 
@@ -27,7 +28,12 @@ export interface RunnerDeps {
   changed(): void;
   /** Containers start once it resolves (a test's stand-in for a long image pull). */
   hold?: (pod: V1Pod) => Promise<void>;
+  /** The Pod's service account token and the cluster CA, for Pods that name a ServiceAccount. */
+  serviceAccount?: (pod: V1Pod) => Promise<{ token: string; ca: string }>;
 }
+
+/** Where a Pod finds its service account, as the kubelet mounts it. */
+const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 interface Running {
   proc: ChildProcess;
@@ -45,6 +51,8 @@ export class PodRunner {
   private stopping = false;
   private mounts: [string, string, 'ro' | 'rw'][] = [];
   private tmpfs: string[] = [];
+  /** The service account directory on the host, when the Pod has one mounted. */
+  private serviceAccountDir: string | undefined;
   private started: Promise<void> = Promise.resolve();
   private markStopping: () => void = () => undefined;
   private readonly whenStopping = new Promise<void>((r) => (this.markStopping = r));
@@ -82,6 +90,7 @@ export class PodRunner {
     this.deps.changed();
     try {
       await this.setUpVolumes();
+      await this.setUpServiceAccount();
     } catch (err) {
       for (const c of this.record.containers)
         c.state = waiting('CreateContainerConfigError', (err as Error).message);
@@ -180,6 +189,7 @@ export class PodRunner {
     });
     // The venv plays the image's Python; in a checkout under /tmp the container's private /tmp
     // would hide it, so its checkout is bound back at the same path (read-only).
+    if (this.serviceAccountDir) mounts.push([this.serviceAccountDir, SERVICE_ACCOUNT_DIR, 'ro']);
     const checkout = dirname(dirname(this.deps.venvBin));
     if (checkout.startsWith('/tmp/')) mounts.push([checkout, checkout, 'ro']);
     if (this.stopping) {
@@ -336,7 +346,35 @@ export class PodRunner {
       PATH: `${this.deps.venvBin}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
       HOSTNAME: this.hostname,
       HOME: '/root',
+      // The `kubernetes` Service, as the kubelet tells every container (only Pods with a
+      // service account here: the others never talk to the API server).
+      ...(this.serviceAccountDir
+        ? {
+            KUBERNETES_SERVICE_HOST: KUBERNETES_SERVICE_IP,
+            KUBERNETES_SERVICE_PORT: String(KUBERNETES_SERVICE_PORT),
+            KUBERNETES_SERVICE_PORT_HTTPS: String(KUBERNETES_SERVICE_PORT),
+          }
+        : {}),
     };
+  }
+
+  /**
+   * A Pod that names a ServiceAccount gets its token (TokenRequest, bound to the Pod), the cluster
+   * CA and its namespace at /var/run/secrets/kubernetes.io/serviceaccount, as the kubelet projects
+   * them. Pods without serviceAccountName get none: the ServiceAccount admission plugin, which
+   * would name `default`, is off in the test API server.
+   */
+  private async setUpServiceAccount(): Promise<void> {
+    const spec = this.pod.spec;
+    if (!spec?.serviceAccountName || spec.automountServiceAccountToken === false || !this.deps.serviceAccount)
+      return;
+    const { token, ca } = await this.deps.serviceAccount(this.pod);
+    const dir = join(this.dir, 'serviceaccount');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'token'), token, { mode: 0o600 });
+    await writeFile(join(dir, 'ca.crt'), ca);
+    await writeFile(join(dir, 'namespace'), this.pod.metadata?.namespace ?? 'default');
+    this.serviceAccountDir = dir;
   }
 
   /** emptyDir (tmpfs for medium Memory, sized by sizeLimit), persistentVolumeClaim (its PV's hostPath), hostPath, secret, configMap. */
