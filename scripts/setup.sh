@@ -41,6 +41,8 @@ fi
 # in the Pods (the stand-in kubelet runs them on this machine); `ip`, `nsenter` and `unshare`
 # (iproute2, util-linux) give each Pod its network namespace.
 # Reports and the Temporal UI are checked in Debian's headless `chromium` (driven by puppeteer-core).
+# The production-topology test runs Temporal on Debian's PostgreSQL (its own initdb and port; the
+# package's own cluster is not used).
 # RAGEN_SETUP_TEST_TOOLS=0 skips them (the deployment image, Dockerfile).
 test_packages=()
 command -v docker-registry >/dev/null || test_packages+=(docker-registry)
@@ -49,6 +51,7 @@ command -v kubectl >/dev/null || test_packages+=(kubernetes-client)
 command -v wget >/dev/null || test_packages+=(wget)
 command -v ip >/dev/null || test_packages+=(iproute2)
 command -v chromium >/dev/null || test_packages+=(chromium)
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || test_packages+=(postgresql)
 if [ "${RAGEN_SETUP_TEST_TOOLS:-1}" != 0 ] && [ ${#test_packages[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "setup: apt-get install ${test_packages[*]}"

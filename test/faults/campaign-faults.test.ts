@@ -20,7 +20,7 @@ import { ErrorTypes } from '../../src/domain/error-types.js';
 import type { ExperimentSpec } from '../../src/domain/experiment.js';
 import { ManifestSchema } from '../../src/domain/manifest.js';
 import { shortHash } from '../../src/domain/naming.js';
-import { campaignManifestPath, checkpointPath, metricsPath } from '../../src/domain/paths.js';
+import { campaignManifestPath, checkpointPath } from '../../src/domain/paths.js';
 import { wandbRunId } from '../../src/domain/wandb-env.js';
 import { REPO_ROOT, loadConfig } from '../../src/config.js';
 import { outcomeOf, restartsInMetrics } from '../helpers/campaign-outcome.js';
