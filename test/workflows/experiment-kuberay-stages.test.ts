@@ -122,7 +122,8 @@ describe('experiment workflow on kuberay: admission, shared storage, pod failure
       assert.equal(f.type, type);
       assert.equal(f.result?.submits, 1);
       assert.ok(!calls.includes('train'));
-      assert.equal(calls.at(-1), 'teardown');
+      // Teardown comes before the archive (patched('teardown-before-archive')), and always happens.
+      assert.ok(calls.includes('teardown'));
     });
   }
 });
