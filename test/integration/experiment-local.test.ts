@@ -96,7 +96,7 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
     );
     assert.deepEqual(
       manifest.stages.map((s) => s.stage),
-      ['preflight', 'verify', 'submit', 'join', 'train', 'validate', 'archive'],
+      ['preflight', 'verify', 'submit', 'join', 'train', 'validate', 'teardown', 'archive'],
     );
     assert.deepEqual(await rayProcesses(), [], 'teardown left Ray processes');
   });
