@@ -119,15 +119,7 @@ export function createTrackMlflowRun(env: NodeJS.ProcessEnv = process.env) {
     try {
       record = await trackOne(input);
     } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
-      const failed: TrackingFailureRecord = {
-        tracker: 'mlflow',
-        outcome: 'failed',
-        uri: input.mlflow.uri,
-        error,
-        at: new Date().toISOString(),
-      };
-      await writeRecord(input.manifestPath, failed).catch(() => undefined);
+      await recordFailure(input.manifestPath, input.mlflow.uri, err);
       throw err;
     }
     const retried = await retryFailedAttempts(trackOne, input);
@@ -164,19 +156,23 @@ async function retryFailedAttempts(
       await trackOne(again);
       retried.push({ workflowId, outcome: 'succeeded' });
     } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
-      const failed: TrackingFailureRecord = {
-        tracker: 'mlflow',
-        outcome: 'failed',
-        uri: input.mlflow.uri,
-        error,
-        at: new Date().toISOString(),
-      };
-      await writeRecord(manifestPath, failed).catch(() => undefined);
+      await recordFailure(manifestPath, input.mlflow.uri, err);
       retried.push({ workflowId, outcome: 'failed' });
     }
   }
   return retried;
+}
+
+/** tracking.json says failed, with the reason; a write that fails too leaves the error to the caller. */
+async function recordFailure(manifestPath: string, uri: string, err: unknown): Promise<void> {
+  const failed: TrackingFailureRecord = {
+    tracker: 'mlflow',
+    outcome: 'failed',
+    uri,
+    error: err instanceof Error ? err.message : String(err),
+    at: new Date().toISOString(),
+  };
+  await writeRecord(manifestPath, failed).catch(() => undefined);
 }
 
 function trackOneRun(env: NodeJS.ProcessEnv) {
