@@ -407,7 +407,7 @@ describe('the worker on Kubernetes: deploy/worker rendered by kustomize and appl
       { group: 'ray.io', resource: 'rayclusters', verb: 'patch' },
       { group: '', resource: 'pods', verb: 'create' },
       { group: '', resource: 'pods', verb: 'delete' },
-      { group: '', resource: 'secrets', verb: 'list' },
+      { group: '', resource: 'secrets', verb: 'watch' },
       { group: '', resource: 'configmaps', verb: 'get' },
       { group: 'apps', resource: 'deployments', verb: 'update' },
     ];
