@@ -12,18 +12,18 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import { REPO_ROOT } from '../src/config.js';
 import type { experiment } from '../src/workflows/experiment.js';
 import { testInput, testSpec } from '../test/helpers/specs.js';
 import { startPostgresTemporal } from '../test/helpers/temporal-postgres.js';
 import { workflowBundle } from '../test/helpers/temporal.js';
 
-const EventType = temporal.api.enums.v1.EventType;
+const EventType = proto.temporal.api.enums.v1.EventType;
 const n = Number(process.argv[2] ?? 40);
 const workerCounts = (process.argv[3] ?? '1,2,4').split(',').map(Number);
 
-type Event = temporal.api.history.v1.IHistoryEvent;
+type Event = proto.temporal.api.history.v1.IHistoryEvent;
 const ms = (e: Event | undefined) =>
   Number(e?.eventTime?.seconds ?? 0) * 1000 + (e?.eventTime?.nanos ?? 0) / 1e6;
 const percentile = (xs: number[], p: number) => {

@@ -17,8 +17,15 @@ echo "== format"; npx prettier --check src test bench eslint.config.js
 echo "== lint"; npx eslint src test bench
 echo "== node tests"
 # One file at a time: Ray clusters and Temporal servers share this machine's two cores.
+tap_log="$(mktemp -t ragen-node-tests.XXXXXX)"
 node --import tsx --test --test-concurrency=1 \
-  test/unit/*.test.ts test/activities/*.test.ts test/workflows/*.test.ts test/integration/*.test.ts test/faults/*.test.ts
+  test/unit/*.test.ts test/activities/*.test.ts test/workflows/*.test.ts test/integration/*.test.ts test/faults/*.test.ts \
+  | tee "$tap_log" || {
+  # The failures again at the end, where a truncated CI log still shows them.
+  echo "== node tests failed:"
+  grep -E -A14 '^ *not ok ' "$tap_log" | grep -vE '^ *(duration_ms|location|stack|async |process\.)'
+  exit 1
+}
 echo "== payload tests"
 .venv/bin/python -m pytest payload/tests -q
 echo "== probe tests"
