@@ -40,9 +40,10 @@ export interface ComputeBackend {
   /**
    * The cluster's Ray auth token (RAY_AUTH_MODE=token) for dashboard calls, read from where the
    * backend keeps it (local: a 0600 file; kuberay: the cluster's Secret) at call time, so it never
-   * travels in a handle or workflow history. undefined: the cluster has none.
+   * travels in a handle or workflow history. undefined: the cluster has none. Required, so a
+   * wrapping backend cannot forget it (one did: its clusters got job submissions without a token).
    */
-  dashboardToken?(handle: ClusterHandle): Promise<string | undefined>;
+  dashboardToken(handle: ClusterHandle): Promise<string | undefined>;
   /** Release long-lived connections (kuberay: its watches) when the worker stops. */
   close?(): void;
 }

@@ -82,6 +82,7 @@ export function fakeBackend(status: () => ClusterStatus): ComputeBackend {
     describeCluster: async () => status(),
     deleteCluster: async () => ({ alreadyGone: false }),
     listClusters: async () => [],
+    dashboardToken: async () => undefined,
   };
 }
 

@@ -461,179 +461,172 @@ describe('the worker on Kubernetes: deploy/worker rendered by kustomize and appl
       await applyAll(kube.admin, [role]);
     }
   });
-  // NOT YET PASSING (so not run in the suite): in the Pod, preflight, verify, create and join pass
-  // (in-cluster config, Temporal, registry, head Service DNS), then proveSharedStorage's job
-  // submission gets HTTP 401 "Missing authentication token" from the dashboard: the in-Pod worker
-  // sends no Ray token. RAGEN_TEST_WORKER_IN_CLUSTER=1 runs it.
-  const inCluster = process.env['RAGEN_TEST_WORKER_IN_CLUSTER'] === '1';
-  it(
-    'end to end: the worker Pod from deploy/worker runs an experiment from inside the cluster (in-cluster service account, head Service DNS, RAGEN_KUBERAY_DASHBOARD=service)',
-    { skip: !inCluster && 'not yet passing; RAGEN_TEST_WORKER_IN_CLUSTER=1 runs it' },
-    async () => {
-      const taskQueue = uniqueId('in-cluster');
-      // Outside the cluster, reached from the Pod network through the node's bridge address (as a
-      // real cluster reaches an external Temporal): the Temporal dev server, and the registry the
-      // spec's image is in. The image's registry is 127.0.0.1:<port> (plain http); in the Pod an
-      // ambassador container forwards that loopback port to the node.
-      const [temporalHost = '', temporalPort = ''] = env.address.split(/:(?=\d+$)/);
-      const registryPort = Number(registry.host.split(':')[1]);
-      const forwards = [
-        await tcpForward(
-          { host: NODE_IP, port: Number(temporalPort) },
-          { host: temporalHost, port: Number(temporalPort) },
-        ),
-        await tcpForward({ host: NODE_IP, port: registryPort }, { host: '127.0.0.1', port: registryPort }),
-      ];
-      // The workflow code prebuilt, as the image has it (npm run build), on the shared volume.
-      const bundlePath = `${storage}/workflow-bundle.js`;
-      await writeFile(bundlePath, (await workflowBundle()).code);
-      const ambassador = `const net=require('net');net.createServer((c)=>{const o=net.connect(${registryPort},'${NODE_IP}');c.pipe(o).pipe(c);c.on('error',()=>o.destroy());o.on('error',()=>c.destroy());}).listen(${registryPort},'127.0.0.1')`;
-      const objects = await renderWorkerManifests({
-        namespace: kube.namespace,
-        patches: [
-          {
-            apiVersion: 'v1',
-            kind: 'ConfigMap',
-            metadata: { name: 'ragen-orchestrator-worker' },
-            data: {
-              TEMPORAL_ADDRESS: `${NODE_IP}:${temporalPort}`,
-              RAGEN_TASK_QUEUE: taskQueue,
-              RAGEN_VENV: join(REPO_ROOT, '.venv'),
-              RAGEN_WORKFLOW_BUNDLE: bundlePath,
-              RAGEN_POLL_INTERVAL_MS: '1000',
-            },
-          } as KubernetesObject,
-        ],
-        jsonPatches: [
-          {
-            target: { kind: 'Deployment', name: 'ragen-orchestrator-worker' },
-            ops: [
-              // The spec's kuberay.storage.mountPath, where the Ray Pods mount the claim too.
-              {
-                op: 'replace',
-                path: '/spec/template/spec/containers/0/volumeMounts/0/mountPath',
-                value: storage,
-              },
-              // No image runs here: the checkout plays it (the Dockerfile's CMD, from the sources).
-              {
-                op: 'add',
-                path: '/spec/template/spec/containers/0/command',
-                value: [join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), 'src/worker.ts'],
-              },
-              { op: 'add', path: '/spec/template/spec/containers/0/workingDir', value: REPO_ROOT },
-              {
-                op: 'add',
-                path: '/spec/template/spec/containers/-',
-                value: {
-                  name: 'registry-ambassador',
-                  image: 'ragen-orchestrator-worker',
-                  command: ['node', '-e', ambassador],
-                },
-              },
-            ],
+  // Found by this test: the worker's lazily loaded kuberay backend did not forward dashboardToken,
+  // so every job it submitted went without the cluster's token (HTTP 401 from the dashboard).
+  it('end to end: the worker Pod from deploy/worker runs an experiment from inside the cluster (in-cluster service account, head Service DNS, RAGEN_KUBERAY_DASHBOARD=service)', async () => {
+    const taskQueue = uniqueId('in-cluster');
+    // Outside the cluster, reached from the Pod network through the node's bridge address (as a
+    // real cluster reaches an external Temporal): the Temporal dev server, and the registry the
+    // spec's image is in. The image's registry is 127.0.0.1:<port> (plain http); in the Pod an
+    // ambassador container forwards that loopback port to the node.
+    const [temporalHost = '', temporalPort = ''] = env.address.split(/:(?=\d+$)/);
+    const registryPort = Number(registry.host.split(':')[1]);
+    const forwards = [
+      await tcpForward(
+        { host: NODE_IP, port: Number(temporalPort) },
+        { host: temporalHost, port: Number(temporalPort) },
+      ),
+      await tcpForward({ host: NODE_IP, port: registryPort }, { host: '127.0.0.1', port: registryPort }),
+    ];
+    // The workflow code prebuilt, as the image has it (npm run build), on the shared volume.
+    const bundlePath = `${storage}/workflow-bundle.js`;
+    await writeFile(bundlePath, (await workflowBundle()).code);
+    const ambassador = `const net=require('net');net.createServer((c)=>{const o=net.connect(${registryPort},'${NODE_IP}');c.pipe(o).pipe(c);c.on('error',()=>o.destroy());o.on('error',()=>c.destroy());}).listen(${registryPort},'127.0.0.1')`;
+    const objects = await renderWorkerManifests({
+      namespace: kube.namespace,
+      patches: [
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'ragen-orchestrator-worker' },
+          data: {
+            TEMPORAL_ADDRESS: `${NODE_IP}:${temporalPort}`,
+            RAGEN_TASK_QUEUE: taskQueue,
+            RAGEN_VENV: join(REPO_ROOT, '.venv'),
+            RAGEN_WORKFLOW_BUNDLE: bundlePath,
+            RAGEN_POLL_INTERVAL_MS: '1000',
           },
-        ],
-      });
-      const config = objects.find((o) => o.kind === 'ConfigMap') as KubernetesObject & {
-        data: Record<string, string>;
-      };
-      assert.equal(
-        config.data['RAGEN_KUBERAY_DASHBOARD'],
-        'service',
-        'the base sets the dashboard mode for in-cluster',
-      );
-      await applyAll(kube.admin, objects);
-      // Stand-in for the Deployment and ReplicaSet controllers (no kube-controller-manager runs
-      // here): one Pod from the Deployment's template, which the stand-in scheduler and kubelet run.
-      const deployment = objects.find((o) => o.kind === 'Deployment') as KubernetesObject & {
-        spec: { template: V1Pod };
-      };
-      const podName = 'ragen-orchestrator-worker-standin';
-      const core = kube.admin.makeApiClient(CoreV1Api);
-      const pod = await core.createNamespacedPod({
-        namespace: kube.namespace,
-        body: {
-          metadata: { ...deployment.spec.template.metadata, name: podName, namespace: kube.namespace },
-          spec: deployment.spec.template.spec,
+        } as KubernetesObject,
+      ],
+      jsonPatches: [
+        {
+          target: { kind: 'Deployment', name: 'ragen-orchestrator-worker' },
+          ops: [
+            // The spec's kuberay.storage.mountPath, where the Ray Pods mount the claim too.
+            {
+              op: 'replace',
+              path: '/spec/template/spec/containers/0/volumeMounts/0/mountPath',
+              value: storage,
+            },
+            // No image runs here: the checkout plays it (the Dockerfile's CMD, from the sources).
+            {
+              op: 'add',
+              path: '/spec/template/spec/containers/0/command',
+              value: [join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), 'src/worker.ts'],
+            },
+            { op: 'add', path: '/spec/template/spec/containers/0/workingDir', value: REPO_ROOT },
+            {
+              op: 'add',
+              path: '/spec/template/spec/containers/-',
+              value: {
+                name: 'registry-ambassador',
+                image: 'ragen-orchestrator-worker',
+                command: ['node', '-e', ambassador],
+              },
+            },
+          ],
         },
-      });
-      const podLog = () =>
-        readFile(
-          `/var/tmp/rk/${(pod.metadata?.uid ?? '').replace(/-/g, '').slice(0, 10)}/logs/worker.log`,
-          'utf8',
-        ).catch(() => '(no log)');
-      // A worker that cannot start never polls: fail with its log instead of waiting for the run.
-      let watching = true;
-      const workerDied = (async () => {
-        while (watching) {
-          const p = await core.readNamespacedPod({ name: podName, namespace: kube.namespace });
-          const worker = p.status?.containerStatuses?.find((c) => c.name === 'worker');
-          if (
-            worker?.state?.terminated ||
-            (worker?.restartCount ?? 0) > 0 ||
-            worker?.state?.waiting?.reason === 'CreateContainerConfigError'
-          )
-            throw new Error(
-              `the worker Pod's worker container ended: ${JSON.stringify(worker)}\n${(await podLog()).slice(-4000)}`,
-            );
-          await sleep(1000);
-        }
-      })();
-      try {
-        const handle = await env.client.workflow.start<typeof experiment>('experiment', {
-          taskQueue,
-          workflowId: uniqueId('k-in-cluster'),
-          args: [testInput(spec(20, 10))],
-        });
-        const startedAt = Date.now();
-        const result = await Promise.race([
-          handle.result().catch(async (err: Error) => {
-            // The failure's cause chain and the worker's own log, read before the Pod is deleted.
-            const causes: string[] = [];
-            for (let e: Error | undefined = err; e; e = e.cause as Error | undefined) causes.push(e.message);
-            throw new Error(`${causes.join(' <- ')}\n${(await podLog()).slice(-6000)}`);
-          }),
-          workerDied.then(() => undefined),
-        ]);
-        assert.ok(result, 'the run finished');
-        assert.equal(
-          result.outcome,
-          'succeeded',
-          `${JSON.stringify(result, null, 2)}\n${(await podLog()).slice(-4000)}`,
-        );
-        assert.equal(result.training.finalStep, 20);
-        assert.equal(result.teardown.outcome, 'succeeded');
-        // Every activity ran in the Pod: the SDK's worker identity is <pid>@<hostname>, the Pod's name.
-        const history = await handle.fetchHistory();
-        const identities = new Set(
-          (history.events ?? []).flatMap((e) => e.activityTaskStartedEventAttributes?.identity ?? []),
-        );
-        assert.ok(identities.size > 0);
-        for (const id of identities)
-          assert.match(id, new RegExp(`@${podName}$`), 'activities ran in the worker Pod');
-        console.log(
-          `# worker Pod (in-cluster): experiment of 20 steps ${((Date.now() - startedAt) / 1000).toFixed(1)} s`,
-        );
-      } finally {
-        watching = false;
-        await workerDied.catch(() => undefined);
-        await core
-          .deleteNamespacedPod({ name: podName, namespace: kube.namespace, gracePeriodSeconds: 5 })
-          .catch(() => undefined);
-        const deadline = Date.now() + 60_000;
-        while (
-          (
-            await core.listNamespacedPod({
-              namespace: kube.namespace,
-              labelSelector: 'app.kubernetes.io/name=ragen-orchestrator-worker',
-            })
-          ).items.length &&
-          Date.now() < deadline
+      ],
+    });
+    const config = objects.find((o) => o.kind === 'ConfigMap') as KubernetesObject & {
+      data: Record<string, string>;
+    };
+    assert.equal(
+      config.data['RAGEN_KUBERAY_DASHBOARD'],
+      'service',
+      'the base sets the dashboard mode for in-cluster',
+    );
+    await applyAll(kube.admin, objects);
+    // Stand-in for the Deployment and ReplicaSet controllers (no kube-controller-manager runs
+    // here): one Pod from the Deployment's template, which the stand-in scheduler and kubelet run.
+    const deployment = objects.find((o) => o.kind === 'Deployment') as KubernetesObject & {
+      spec: { template: V1Pod };
+    };
+    const podName = 'ragen-orchestrator-worker-standin';
+    const core = kube.admin.makeApiClient(CoreV1Api);
+    const pod = await core.createNamespacedPod({
+      namespace: kube.namespace,
+      body: {
+        metadata: { ...deployment.spec.template.metadata, name: podName, namespace: kube.namespace },
+        spec: deployment.spec.template.spec,
+      },
+    });
+    const podLog = () =>
+      readFile(
+        `/var/tmp/rk/${(pod.metadata?.uid ?? '').replace(/-/g, '').slice(0, 10)}/logs/worker.log`,
+        'utf8',
+      ).catch(() => '(no log)');
+    // A worker that cannot start never polls: fail with its log instead of waiting for the run.
+    let watching = true;
+    const workerDied = (async () => {
+      while (watching) {
+        const p = await core.readNamespacedPod({ name: podName, namespace: kube.namespace });
+        const worker = p.status?.containerStatuses?.find((c) => c.name === 'worker');
+        if (
+          worker?.state?.terminated ||
+          (worker?.restartCount ?? 0) > 0 ||
+          worker?.state?.waiting?.reason === 'CreateContainerConfigError'
         )
-          await sleep(500);
-        for (const f of forwards) await f.close();
+          throw new Error(
+            `the worker Pod's worker container ended: ${JSON.stringify(worker)}\n${(await podLog()).slice(-4000)}`,
+          );
+        await sleep(1000);
       }
-      await assertClean();
-    },
-  );
+    })();
+    try {
+      const handle = await env.client.workflow.start<typeof experiment>('experiment', {
+        taskQueue,
+        workflowId: uniqueId('k-in-cluster'),
+        args: [testInput(spec(20, 10))],
+      });
+      const startedAt = Date.now();
+      const result = await Promise.race([
+        handle.result().catch(async (err: Error) => {
+          // The failure's cause chain and the worker's own log, read before the Pod is deleted.
+          const causes: string[] = [];
+          for (let e: Error | undefined = err; e; e = e.cause as Error | undefined) causes.push(e.message);
+          throw new Error(`${causes.join(' <- ')}\n${(await podLog()).slice(-6000)}`);
+        }),
+        workerDied.then(() => undefined),
+      ]);
+      assert.ok(result, 'the run finished');
+      assert.equal(
+        result.outcome,
+        'succeeded',
+        `${JSON.stringify(result, null, 2)}\n${(await podLog()).slice(-4000)}`,
+      );
+      assert.equal(result.training.finalStep, 20);
+      assert.equal(result.teardown.outcome, 'succeeded');
+      // Every activity ran in the Pod: the SDK's worker identity is <pid>@<hostname>, the Pod's name.
+      const history = await handle.fetchHistory();
+      const identities = new Set(
+        (history.events ?? []).flatMap((e) => e.activityTaskStartedEventAttributes?.identity ?? []),
+      );
+      assert.ok(identities.size > 0);
+      for (const id of identities)
+        assert.match(id, new RegExp(`@${podName}$`), 'activities ran in the worker Pod');
+      console.log(
+        `# worker Pod (in-cluster): experiment of 20 steps ${((Date.now() - startedAt) / 1000).toFixed(1)} s`,
+      );
+    } finally {
+      watching = false;
+      await workerDied.catch(() => undefined);
+      await core
+        .deleteNamespacedPod({ name: podName, namespace: kube.namespace, gracePeriodSeconds: 5 })
+        .catch(() => undefined);
+      const deadline = Date.now() + 60_000;
+      while (
+        (
+          await core.listNamespacedPod({
+            namespace: kube.namespace,
+            labelSelector: 'app.kubernetes.io/name=ragen-orchestrator-worker',
+          })
+        ).items.length &&
+        Date.now() < deadline
+      )
+        await sleep(500);
+      for (const f of forwards) await f.close();
+    }
+    await assertClean();
+  });
 });

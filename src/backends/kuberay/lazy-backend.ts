@@ -47,6 +47,10 @@ export class LazyKubeRayBackend implements ComputeBackend {
     return (await this.get()).deleteCluster(handle);
   }
 
+  async dashboardToken(handle: ClusterHandle): Promise<string | undefined> {
+    return (await this.get()).dashboardToken(handle);
+  }
+
   async listClusters(): Promise<OwnedCluster[]> {
     return (await this.get()).listClusters();
   }

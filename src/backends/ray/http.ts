@@ -11,8 +11,16 @@ export class RayHttpError extends Error {
     readonly status: number,
     readonly url: string,
     readonly body: string,
+    /** Whether the request carried a token: what a 401 means depends on it. */
+    tokenSent?: boolean,
   ) {
-    super(`Ray dashboard ${url} answered HTTP ${status}: ${body.slice(0, 300)}`);
+    const auth =
+      status === 401 && tokenSent !== undefined
+        ? tokenSent
+          ? ' (a token was sent)'
+          : ' (no token sent)'
+        : '';
+    super(`Ray dashboard ${url} answered HTTP ${status}${auth}: ${body.slice(0, 300)}`);
     this.name = 'RayHttpError';
   }
 }
@@ -66,7 +74,7 @@ export function requestBytes(url: string, init: RequestInit = {}): Promise<Buffe
           const bytes = Buffer.concat(chunks);
           const status = res.statusCode ?? 0;
           if (status < 200 || status >= 300)
-            return reject(new RayHttpError(status, url, bytes.toString('utf8')));
+            return reject(new RayHttpError(status, url, bytes.toString('utf8'), init.token !== undefined));
           resolve(bytes);
         });
       },
@@ -113,7 +121,11 @@ export function followBytes(
         if (status < 200 || status >= 300) {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => reject(new RayHttpError(status, url, Buffer.concat(chunks).toString('utf8'))));
+          res.on('end', () =>
+            reject(
+              new RayHttpError(status, url, Buffer.concat(chunks).toString('utf8'), token !== undefined),
+            ),
+          );
           res.on('error', reject);
           return;
         }
