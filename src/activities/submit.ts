@@ -2,6 +2,7 @@ import type { ClusterHandle, ClusterOwner } from '../domain/cluster.js';
 import type { ExperimentSpec } from '../domain/experiment.js';
 import { backendOf } from './backend-of.js';
 import type { ActivityDeps } from './deps.js';
+import { heartbeatWhile } from './heartbeat-loop.js';
 
 /** Stage 3. Create the cluster named from the workflow id and attempt; a retry finds the same one. */
 export function createSubmitCluster(deps: ActivityDeps) {
@@ -10,10 +11,12 @@ export function createSubmitCluster(deps: ActivityDeps) {
     name: string;
     owner: ClusterOwner;
   }): Promise<ClusterHandle> {
-    return backendOf(deps, input.spec.backend).createCluster({
-      name: input.name,
-      spec: input.spec,
-      owner: input.owner,
-    });
+    return heartbeatWhile(
+      backendOf(deps, input.spec.backend).createCluster({
+        name: input.name,
+        spec: input.spec,
+        owner: input.owner,
+      }),
+    );
   };
 }

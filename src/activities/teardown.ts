@@ -1,10 +1,11 @@
 import type { ClusterHandle } from '../domain/cluster.js';
 import { backendOf } from './backend-of.js';
 import type { ActivityDeps } from './deps.js';
+import { heartbeatWhile } from './heartbeat-loop.js';
 
 /** Stage 8. Delete the cluster and wait until nothing of it is left; gone already is success. */
 export function createTeardown(deps: ActivityDeps) {
   return async function teardown(input: { handle: ClusterHandle }): Promise<{ alreadyGone: boolean }> {
-    return backendOf(deps, input.handle.backend).deleteCluster(input.handle);
+    return heartbeatWhile(backendOf(deps, input.handle.backend).deleteCluster(input.handle));
   };
 }

@@ -14,13 +14,24 @@ const retry = (maximumAttempts: number) => ({
 export const profiles = {
   /** Short request/response calls and small file writes. */
   quick: { startToCloseTimeout: '5 minutes', retry: retry(5) },
+  /**
+   * Creating a cluster (local: starting its Ray nodes, tens of seconds): alive through a heartbeat
+   * every 5 s, so a worker lost meanwhile is noticed in 30 s, not at the 10-minute timeout.
+   */
+  clusterStart: { startToCloseTimeout: '10 minutes', heartbeatTimeout: '30 seconds', retry: retry(5) },
   /** Heartbeat-polling calls bounded by a workflow timer: join, all-reduce, validation. */
   polling: { startToCloseTimeout: '6 hours', heartbeatTimeout: '30 seconds', retry: retry(10) },
   /** Reads and hashes every checkpoint file (many GB): alive through a heartbeat per file. */
   hashing: { startToCloseTimeout: '6 hours', heartbeatTimeout: '60 seconds', retry: retry(5) },
   /** Training: days long, alive through heartbeats; a retry resumes from heartbeat details. */
   longRunning: { startToCloseTimeout: '30 days', heartbeatTimeout: '60 seconds', retry: retry(20) },
-  /** Teardown: retried until it succeeds (no maximumAttempts = unlimited), never given up on. */
+  /** Teardown: retried until it succeeds (no maximumAttempts = unlimited), never given up on; heartbeats like clusterStart. */
+  teardown: {
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  },
+  /** The reaper's pass: retried until it succeeds, like teardown. */
   cleanup: {
     startToCloseTimeout: '10 minutes',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
@@ -32,7 +43,7 @@ export type ProfileName = keyof typeof profiles;
 export const activityProfiles = {
   preflight: 'quick',
   verify: 'quick',
-  submitCluster: 'quick',
+  submitCluster: 'clusterStart',
   archiveSweep: 'quick',
   archiveCampaign: 'quick',
   trackMlflowRun: 'quick',
@@ -48,7 +59,7 @@ export const activityProfiles = {
   latestCompleteCheckpoint: 'hashing',
   hashCheckpoints: 'hashing',
   train: 'longRunning',
-  teardown: 'cleanup',
+  teardown: 'teardown',
   reapClusters: 'cleanup',
 } as const satisfies Record<keyof Activities, ProfileName>;
 
@@ -65,7 +76,6 @@ function bind<P extends ProfileName>(profile: P) {
 export const {
   preflight,
   verify,
-  submitCluster,
   archiveSweep,
   archiveCampaign,
   trackMlflowRun,
@@ -76,7 +86,9 @@ export const {
 export const { awaitAdmission, awaitJoin, proveSharedStorage, allReduceCheck, validate } = bind('polling');
 export const { archive, latestCompleteCheckpoint, hashCheckpoints } = bind('hashing');
 export const { train } = bind('longRunning');
-export const { teardown, reapClusters } = bind('cleanup');
+export const { submitCluster } = bind('clusterStart');
+export const { teardown } = bind('teardown');
+export const { reapClusters } = bind('cleanup');
 
 /** Workflows started before experiment tracking replay without it (experiment, campaign, sweep). */
 export const MLFLOW_TRACKING_PATCH = 'mlflow-tracking';

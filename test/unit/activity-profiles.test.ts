@@ -32,7 +32,6 @@ describe('activity profiles (bound once, in src/workflows/policies.ts)', () => {
       quick: [
         'preflight',
         'verify',
-        'submitCluster',
         'archiveSweep',
         'archiveCampaign',
         'trackMlflowRun',
@@ -43,12 +42,16 @@ describe('activity profiles (bound once, in src/workflows/policies.ts)', () => {
       polling: ['awaitAdmission', 'awaitJoin', 'proveSharedStorage', 'allReduceCheck', 'validate'],
       hashing: ['archive', 'latestCompleteCheckpoint', 'hashCheckpoints'],
       longRunning: ['train'],
-      cleanup: ['teardown', 'reapClusters'],
+      clusterStart: ['submitCluster'],
+      teardown: ['teardown'],
+      cleanup: ['reapClusters'],
     });
   });
 
-  it('gives the activities that poll, train or hash checkpoints a heartbeat timeout', () => {
+  it('gives the activities that start or delete clusters, poll, train or hash checkpoints a heartbeat timeout', () => {
     for (const activity of [
+      'submitCluster',
+      'teardown',
       'awaitAdmission',
       'awaitJoin',
       'proveSharedStorage',
