@@ -54,8 +54,9 @@ const polls: Poll[] = [];
 let followed = 0;
 let lastCpu = process.cpuUsage();
 const real = new RayDashboardClient(`http://127.0.0.1:${port}`);
-// Measures around the real client: one job() call per poll.
-const measured: RayHeadApi = Object.assign(Object.create(real) as RayDashboardClient, {
+// Measures around the real client: one job() call per poll. A Proxy with bound methods, since the
+// client keeps its token in a private field that a prototype copy cannot read.
+const wrapped: Partial<RayHeadApi> = {
   job: async (id: string) => {
     const cpu = process.cpuUsage(lastCpu);
     lastCpu = process.cpuUsage();
@@ -65,6 +66,13 @@ const measured: RayHeadApi = Object.assign(Object.create(real) as RayDashboardCl
   },
   followJobLog: (id: string, node: string, onData: (c: Buffer) => void, onEnd: (e?: Error) => void) =>
     real.followJobLog(id, node, (c) => ((followed += c.length), onData(c)), onEnd),
+};
+const measured: RayHeadApi = new Proxy(real, {
+  get: (target, prop) => {
+    if (prop in wrapped) return wrapped[prop as keyof RayHeadApi];
+    const value: unknown = Reflect.get(target, prop);
+    return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+  },
 });
 
 const spec = testSpec({}, dir);
