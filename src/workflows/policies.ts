@@ -10,6 +10,9 @@ const retry = (maximumAttempts: number) => ({
   maximumAttempts,
 });
 
+/** No maximumAttempts: retried until it succeeds (teardown and the reaper are never given up on). */
+const untilDone = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' };
+
 /** Named activity profiles: each states its timeouts and an explicit retry policy. */
 export const profiles = {
   /** Short request/response calls and small file writes. */
@@ -26,16 +29,9 @@ export const profiles = {
   /** Training: days long, alive through heartbeats; a retry resumes from heartbeat details. */
   longRunning: { startToCloseTimeout: '30 days', heartbeatTimeout: '60 seconds', retry: retry(20) },
   /** Teardown: retried until it succeeds (no maximumAttempts = unlimited), never given up on; heartbeats like clusterStart. */
-  teardown: {
-    startToCloseTimeout: '10 minutes',
-    heartbeatTimeout: '30 seconds',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-  },
+  teardown: { startToCloseTimeout: '10 minutes', heartbeatTimeout: '30 seconds', retry: untilDone },
   /** The reaper's pass: retried until it succeeds, like teardown. */
-  cleanup: {
-    startToCloseTimeout: '10 minutes',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-  },
+  cleanup: { startToCloseTimeout: '10 minutes', retry: untilDone },
 } as const satisfies Record<string, ActivityOptions>;
 export type ProfileName = keyof typeof profiles;
 

@@ -2,11 +2,12 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
+import { logTail } from '../../src/activities/ray-job.js';
+import { freePortsBelow } from '../../src/backends/local/ports.js';
 import { REPO_ROOT } from '../../src/config.js';
 import { registerSearchAttributes, temporalReachable } from '../../src/cli/dev-server.js';
 import { temporalServerVersions } from './temporal-versions.js';
@@ -68,33 +69,9 @@ async function stopChild(child: ChildProcess, signal: NodeJS.Signals, graceMs: n
   }
 }
 
-/**
- * Free ports below 32768: Temporal's PostgreSQL schema keeps a membership port as SMALLINT
- * (cluster_membership.rpc_port), so a port from the kernel's ephemeral range (32768 and up) stops
- * the server at start ("value out of range for type smallint"). Deployments use 7233-7239.
- */
-async function freeLowPorts(count: number): Promise<number[]> {
-  const ports: number[] = [];
-  while (ports.length < count) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    if (ports.includes(port)) continue;
-    const server = createServer();
-    const bound = await new Promise<boolean>((resolve) => {
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => resolve(true));
-    });
-    if (bound) {
-      ports.push(port);
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
-  }
-  return ports;
-}
-
-/** The last lines of a log, for an error message (the log's folder is deleted after a failed start). */
-async function logTail(file: string, lines = 15): Promise<string> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return text.trimEnd().split('\n').slice(-lines).join('\n');
+/** The last lines of a log file, for an error message (the log's folder is deleted after a failed start). */
+async function fileTail(file: string): Promise<string> {
+  return logTail((await readFile(file, 'utf8').catch(() => '')).trimEnd(), 15);
 }
 
 async function spawnLogged(
@@ -138,7 +115,9 @@ export async function startPostgresTemporal(opts: { namespace?: string } = {}): 
     cwd: dir,
   });
 
-  const [pgPort, ...ports] = await freeLowPorts(10);
+  // Below 32768: Temporal's PostgreSQL schema keeps a membership port as SMALLINT
+  // (cluster_membership.rpc_port); a port from the ephemeral range stops the server at start.
+  const [pgPort, ...ports] = await freePortsBelow(10, 32_768);
   const serverEnv = {
     ...process.env,
     POSTGRES_SEEDS: '127.0.0.1',
@@ -177,7 +156,7 @@ export async function startPostgresTemporal(opts: { namespace?: string } = {}): 
         return;
       } catch {
         if (postgres.exitCode !== null || i > 150)
-          throw new Error(`PostgreSQL did not start:\n${await logTail(join(logDir, 'postgres.log'))}`);
+          throw new Error(`PostgreSQL did not start:\n${await fileTail(join(logDir, 'postgres.log'))}`);
         await sleep(200);
       }
     }
@@ -202,7 +181,7 @@ export async function startPostgresTemporal(opts: { namespace?: string } = {}): 
     while (!(await temporalReachable(address))) {
       if (server.exitCode !== null)
         throw new Error(
-          `temporal-server exited with ${server.exitCode}:\n${await logTail(join(logDir, 'temporal-server.log'))}`,
+          `temporal-server exited with ${server.exitCode}:\n${await fileTail(join(logDir, 'temporal-server.log'))}`,
         );
       if (Date.now() > deadline)
         throw new Error(`temporal-server did not answer on ${address} within 90 s; see ${logDir}`);

@@ -14,12 +14,7 @@ export class RayHttpError extends Error {
     /** Whether the request carried a token: what a 401 means depends on it. */
     tokenSent?: boolean,
   ) {
-    const auth =
-      status === 401 && tokenSent !== undefined
-        ? tokenSent
-          ? ' (a token was sent)'
-          : ' (no token sent)'
-        : '';
+    const auth = status === 401 && tokenSent !== undefined ? ` (${tokenSent ? 'a' : 'no'} token sent)` : '';
     super(`Ray dashboard ${url} answered HTTP ${status}${auth}: ${body.slice(0, 300)}`);
     this.name = 'RayHttpError';
   }
