@@ -5,28 +5,48 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# The kuberay tests' control plane: etcd and kube-apiserver built from the Go module proxy into a
-# cache outside the clone (~/.cache/ragen-orchestrator/k8s), with the KubeRay operator; cold about 27 min, warm at once.
-bash scripts/k8s/build.sh
-# The production-topology test's Temporal server v1.32.2 and schema tool, same cache; cold 30 min measured on a busy 2-core machine (8.6 CPU-minutes), warm at once.
-bash scripts/temporal/build.sh
 export RAY_USAGE_STATS_ENABLED=0
+
+# The Go builds (cached outside the clone, ~/.cache/ragen-orchestrator; warm they return at once)
+# run in the background, both at once, while the suites that need neither binary run:
+# - scripts/k8s/build.sh: etcd, kube-apiserver and the KubeRay operator for the kuberay tests;
+#   cold about 27 min on a busy 2-core machine;
+# - scripts/temporal/build.sh: the production topology's Temporal server v1.32.2 and schema tool;
+#   cold 8.6 CPU-minutes.
+build_logs="$(mktemp -d -t ragen-go-builds.XXXXXX)"
+bash scripts/k8s/build.sh >"$build_logs/k8s.log" 2>&1 & k8s_build=$!
+bash scripts/temporal/build.sh >"$build_logs/temporal.log" 2>&1 & temporal_build=$!
+trap 'kill $k8s_build $temporal_build 2>/dev/null || true' EXIT
+
+tap_log="$(mktemp -t ragen-node-tests.XXXXXX)"
+# One file at a time: Ray clusters and Temporal servers share this machine's two cores.
+node_tests() {
+  node --import tsx --test --test-concurrency=1 "$@" | tee -a "$tap_log" || {
+    # The failures again at the end, where a truncated CI log still shows them.
+    echo "== node tests failed:"
+    grep -E -A14 '^ *not ok ' "$tap_log" | grep -vE '^ *(duration_ms|location|stack|async |process\.)'
+    exit 1
+  }
+}
+wait_build() {
+  local name=$1 pid=$2
+  if ! wait "$pid"; then
+    echo "== the $name build failed; the end of its log:"; tail -40 "$build_logs/$name.log"; exit 1
+  fi
+  cat "$build_logs/$name.log"
+}
 
 echo "== typecheck"; npx tsc --noEmit
 echo "== format"; npx prettier --check src test bench eslint.config.js
 echo "== lint"; npx eslint src test bench
-echo "== node tests"
-# One file at a time: Ray clusters and Temporal servers share this machine's two cores.
-tap_log="$(mktemp -t ragen-node-tests.XXXXXX)"
-node --import tsx --test --test-concurrency=1 \
-  test/unit/*.test.ts test/activities/*.test.ts test/workflows/*.test.ts test/integration/*.test.ts test/faults/*.test.ts \
-  | tee "$tap_log" || {
-  # The failures again at the end, where a truncated CI log still shows them.
-  echo "== node tests failed:"
-  grep -E -A14 '^ *not ok ' "$tap_log" | grep -vE '^ *(duration_ms|location|stack|async |process\.)'
-  exit 1
-}
+echo "== node tests: unit, activities, workflows"
+node_tests test/unit/*.test.ts test/activities/*.test.ts test/workflows/*.test.ts
 echo "== payload tests"
 .venv/bin/python -m pytest payload/tests -q
 echo "== probe tests"
 .venv/bin/python -m pytest probes/tests -q
+echo "== waiting for the Go builds"
+wait_build k8s "$k8s_build"
+wait_build temporal "$temporal_build"
+echo "== node tests: integration, faults"
+node_tests test/integration/*.test.ts test/faults/*.test.ts

@@ -37,7 +37,8 @@ describe('cluster start and teardown heartbeat while they wait (stand-in backend
     );
     assert.equal(await run(), 'done');
     const beats = heartbeats.length;
-    assert.ok(beats >= 5 && beats <= 7, `${beats} heartbeats over 260 ms at 50 ms`);
+    // 6 on an idle machine; a loaded one fires timers late (fewer beats), never early.
+    assert.ok(beats >= 2 && beats <= 7, `${beats} heartbeats over 260 ms at 50 ms`);
     await sleep(150);
     assert.equal(heartbeats.length, beats, 'no heartbeat after the work settled');
   });
