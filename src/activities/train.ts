@@ -34,6 +34,8 @@ export interface TrainInput {
   wandb?: WandbIds;
   /** Signal the workflow once per in-loop validation with its `val-env/...` metrics (a sweep's scheduler). */
   reportValidations?: boolean;
+  /** Only the first validation at or past each of these steps (ASHA's rungs); absent = all. */
+  reportSteps?: number[];
 }
 
 export interface TrainResult {
@@ -119,7 +121,9 @@ export function createTrain(deps: ActivityDeps) {
     const store = await TrainLogStore.open(runArchiveDir(spec.storage, spec.name, workflowId), handle.name);
     const summary = store.state;
     const reader = await JobLogReader.resume(dashboard, id, store.logPath);
-    const validations = input.reportValidations ? validationReporter(startStep) : undefined;
+    const validations = input.reportValidations
+      ? validationReporter(startStep, input.reportSteps)
+      : undefined;
     const readJob = async (submission: string) => {
       const job = await dashboard.job(submission);
       if (job) {

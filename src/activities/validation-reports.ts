@@ -15,18 +15,22 @@ export function validationOfStep(parsed: StepMetrics): Progress['validation'] {
  * parsed them (the job log reader gives each byte once), and returns the validations not returned
  * before, in step order. A
  * retried activity starts again at the checkpoint's step (`afterStep`): the workflow ignores a step
- * it has already seen.
+ * it has already seen. With `onlyAt` (ASHA's rungs), a validation is returned only when it is the
+ * first at or past one of those steps: each signal is about 9 history events (the child's and the
+ * sweep's), so a long run's history grows with its rungs, not its validations.
  */
-export function validationReporter(afterStep: number) {
+export function validationReporter(afterStep: number, onlyAt?: readonly number[]) {
   let lastStep = afterStep;
+  const wanted = (previous: number, step: number) =>
+    onlyAt === undefined || onlyAt.some((r) => r > previous && r <= step);
   return {
     newValidations(steps: StepMetrics[]): NonNullable<Progress['validation']>[] {
       const found: NonNullable<Progress['validation']>[] = [];
       for (const parsed of steps) {
         const validation = parsed.step > lastStep ? validationOfStep(parsed) : undefined;
         if (!validation) continue;
+        if (wanted(lastStep, validation.step)) found.push(validation);
         lastStep = validation.step;
-        found.push(validation);
       }
       return found;
     },

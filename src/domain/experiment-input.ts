@@ -17,6 +17,11 @@ export const ExperimentInputSchema = z.strictObject({
   ledgerPath: z.string().optional(),
   /** A sweep with a scheduler: send each in-loop validation's `val-env/...` metrics to the parent. */
   reportValidations: z.boolean().optional(),
+  /**
+   * With reportValidations: only the first validation at or past each of these steps (ASHA's rungs,
+   * the only steps it judges at); absent = every validation (median stopping judges them all).
+   */
+  reportSteps: z.array(z.number().int().positive()).optional(),
 });
 export type ExperimentInput = z.infer<typeof ExperimentInputSchema>;
 

@@ -297,6 +297,7 @@ async function trainStage(run: ExperimentRun): Promise<boolean> {
           resume: run.resume,
           ...wandbIds(run.input),
           ...(run.input.reportValidations ? { reportValidations: true } : {}),
+          ...(run.input.reportSteps ? { reportSteps: run.input.reportSteps } : {}),
         }),
       ),
     );

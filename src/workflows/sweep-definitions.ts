@@ -25,3 +25,5 @@ export const INTERMEDIATE_RESULTS_PATCH = 'intermediate-results';
 export const SCHEDULER_PATCH = 'sweep-scheduler';
 /** ASHA promotion (resume a stopped child from its kept checkpoint) came after recorded histories. */
 export const PROMOTION_PATCH = 'asha-promotion';
+/** ASHA children report only the validations at (or first past) a rung: history stays flat in the step count. */
+export const RUNG_REPORTS_PATCH = 'asha-rung-reports';

@@ -15,7 +15,7 @@ import {
 } from '@temporalio/workflow';
 import type { ExperimentInput, ExperimentResult } from '../domain/experiment-input.js';
 import { ErrorTypes } from '../domain/error-types.js';
-import { workerGpus } from '../domain/experiment.js';
+import { type ExperimentSpec, workerGpus } from '../domain/experiment.js';
 import { type GpuUsage, sumGpuUsage, usageOfResult } from '../domain/gpu-usage.js';
 import {
   type ChildOutcome,
@@ -25,7 +25,7 @@ import {
   type SweepResult,
   type SweepStatus,
 } from '../domain/sweep.js';
-import { emptySchedulerState, onIntermediateResult, promotableChild } from '../domain/asha.js';
+import { ashaRungs, emptySchedulerState, onIntermediateResult, promotableChild } from '../domain/asha.js';
 import { ledgerPath, runCheckpointDir } from '../domain/paths.js';
 import { type SweepLimitChange, sweepLimitsRefusal } from '../domain/sweep-limits.js';
 import { applyParams, childWorkflowId, expandSweep } from '../domain/sweep-expand.js';
@@ -45,6 +45,7 @@ import { trackParent } from './tracking.js';
 import { stopEarlySignal } from './definitions.js';
 import {
   PROMOTION_PATCH,
+  RUNG_REPORTS_PATCH,
   SCHEDULER_PATCH,
   intermediateResultSignal,
   setSweepLimitsUpdate,
@@ -148,6 +149,16 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
       .signal(stopEarlySignal, { rung: d.rung ?? r.step, step: r.step, reason: d.reason ?? '' })
       .catch(() => undefined);
   });
+  // ASHA judges only at its rungs: the children report just those validations.
+  const rungReports = (child: ExperimentSpec) =>
+    scheduler?.type === 'asha' && patched(RUNG_REPORTS_PATCH)
+      ? {
+          reportSteps: ashaRungs(
+            scheduler,
+            scheduler.maxSteps ?? spec.base.trainer.totalTrainingSteps,
+          ).filter((r) => r <= child.trainer.totalTrainingSteps),
+        }
+      : {};
   const lastIntermediate = (index: number) => {
     const last = schedulerState.reports[String(index)]?.at(-1);
     return last ? { lastIntermediate: last } : {};
@@ -205,7 +216,7 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
       const childInput: ExperimentInput = {
         spec: applied.spec,
         provenance,
-        ...(scheduler ? { reportValidations: true } : {}),
+        ...(scheduler ? { reportValidations: true, ...rungReports(applied.spec) } : {}),
         ...promotion?.resume,
       };
       const r = await executeChild<(i: ExperimentInput) => Promise<ExperimentResult>>(

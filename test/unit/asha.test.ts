@@ -210,4 +210,32 @@ describe('in-loop validations read from the job log (one report per validation)'
       [12],
     );
   });
+  it("with ASHA's rungs, reports only the first validation at or past each rung", () => {
+    // Validations every 2 steps, rungs 4 and 16; step 16 is missed (the run was stopped before it),
+    // so nothing is reported past 4. A rung between validations (5) takes the next one (6).
+    const r = validationReporter(0, [4, 5, 16]);
+    const log = (from: number, to: number) =>
+      Array.from(
+        { length: (to - from) / 2 + 1 },
+        (_, i) => `step:${from + 2 * i} - val-env/A/success:0.5\n`,
+      ).join('');
+    assert.deepEqual(
+      r.newValidations(steps(log(2, 8))).map((v) => v.step),
+      [4, 6],
+    );
+    assert.deepEqual(
+      r.newValidations(steps(log(10, 14))).map((v) => v.step),
+      [],
+    );
+    assert.deepEqual(
+      r.newValidations(steps(log(16, 20))).map((v) => v.step),
+      [16],
+    );
+    const resumed = validationReporter(4, [4, 16]);
+    assert.deepEqual(
+      resumed.newValidations(steps(log(4, 16))).map((v) => v.step),
+      [16],
+      'a run resumed at a rung reports only the rungs after it',
+    );
+  });
 });

@@ -4,6 +4,7 @@ import { Context } from '@temporalio/activity';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { Activities } from '../../src/activities/index.js';
+import { validationReporter } from '../../src/activities/validation-reports.js';
 import type { SweepInput, SweepManifest, SweepResult, SweepStatus } from '../../src/domain/sweep.js';
 import type { sweep } from '../../src/workflows/sweep.js';
 import { setSweepLimitsUpdate } from '../../src/workflows/sweep-definitions.js';
@@ -173,21 +174,24 @@ describe('sweep control and GPU-seconds (time-skipping server, stand-in children
     // one is behind it at rung 2 (gracePeriod 2, reductionFactor 2, 16 steps: rungs 2, 4, 8).
     const drafts: ManifestDraft[] = [];
     const trained: Record<string, number> = {};
+    const reportStepsOf: Record<string, number[] | undefined> = {};
     let tornDown = 0;
     const { activities } = fakeActivities({
       // A stand-in trainer: validates every 2 steps and reports through the progress signal, as
       // the real train activity does; a scheduler's stop reaches it as cancellation.
-      train: async ({ spec, reportValidations }) => {
+      train: async ({ spec, reportValidations, reportSteps }) => {
         const ctx = Context.current();
         const id = ctx.info.workflowExecution?.workflowId ?? '';
+        reportStepsOf[id] = reportSteps;
         const quality = 1 - spec.trainer.seedTrain / 10;
+        // The real activity's filter: only the validations ASHA judges at (its rungs).
+        const reporter = validationReporter(0, reportSteps);
         for (let step = 1; step <= spec.trainer.totalTrainingSteps; step++) {
           trained[id] = step;
-          if (reportValidations && step % spec.trainer.testFreq === 0) {
-            await env.client.workflow.getHandle(id).signal('progress', {
-              step,
-              validation: { step, metrics: { 'val-env/CoordSokoban/success': quality } },
-            });
+          const line = { step, metrics: { 'val-env/CoordSokoban/success': quality } };
+          const due = step % spec.trainer.testFreq === 0 ? reporter.newValidations([line]) : [];
+          for (const validation of reportValidations ? due : []) {
+            await env.client.workflow.getHandle(id).signal('progress', { step, validation });
           }
           for (let i = 0; i < 3; i++) {
             ctx.heartbeat();
@@ -252,6 +256,9 @@ describe('sweep control and GPU-seconds (time-skipping server, stand-in children
     }
     assert.equal(tornDown, 6, 'every cluster was torn down');
     assert.equal(trained[byIndex[0]?.workflowId ?? ''], 16);
+    // Only the rungs' validations travel: the full run's last report is rung 8's, not step 16's.
+    assert.deepEqual(reportStepsOf[byIndex[0]?.workflowId ?? ''], [2, 4, 8]);
+    assert.deepEqual(byIndex[0]?.lastIntermediate, [8, 1]);
     // The measurement the issue asks for: history events per child with intermediate reporting on.
     const events = await Promise.all(
       byIndex.map(
