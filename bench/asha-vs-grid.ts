@@ -2,11 +2,17 @@
  * The same 16-configuration sweep on the local backend (real Ray, real payload), once as a plain
  * grid and once with ASHA; prints the GPU-seconds each used (from sweep.json's gpuUsage), the best
  * configuration and objective each found, and the spread of the objective across the grid's 16.
- * The payload runs harder Sokoban than the example (8x8 rooms, 3 boxes, 12 actions per episode, 8
- * steps) so the configurations really differ (with 7x7, 2 boxes, 6 actions and 12 steps 13 of the
- * 16 ended at the same success). Both sweeps run against one dev server the bench starts, so it can
- * also count each child's history events afterwards. Long: 32 children; run it by hand, under the
- * shared lock:  npx tsx bench/asha-vs-grid.ts [totalSteps=8] [concurrency=2]
+ * The payload runs harder Sokoban than the example (8x8 rooms, 3 boxes, 12 actions per episode) so
+ * the configurations really differ (with 7x7, 2 boxes, 6 actions and 12 steps 13 of the 16 ended
+ * at the same success). ASHA saves training steps, never a child's fixed cost (cluster start, join,
+ * all-reduce, validation, teardown: about 40 s each here), so the sweep is only worth stopping
+ * early when training dominates a child's time, as on real GPU runs: the default is 128 steps of
+ * 512 episodes each. Both sweeps run against one dev server the bench starts, so it can also count
+ * each child's history events afterwards. Long (32 children, about 30 min on 2 cores); run it by
+ * hand, under the shared lock:
+ *   npx tsx bench/asha-vs-grid.ts [totalSteps=128] [concurrency=2] [trainEnvGroups=32]
+ *     [gracePeriod=4] [reductionFactor=4] [ashaMetric=episode_reward]
+ * (`8 2 8 2 2 success` is the short first version, where fixed costs dominate.)
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -17,8 +23,15 @@ import { startDevServer } from '../src/cli/dev-server.js';
 import { loadConfig } from '../src/config.js';
 import { SweepManifestSchema, type SweepManifest } from '../src/domain/sweep.js';
 
-const totalSteps = Number(process.argv[2] ?? 8);
-const concurrency = Number(process.argv[3] ?? 2);
+const numberArg = (i: number, fallback: number) => Number(process.argv[2 + i] ?? fallback);
+const totalSteps = numberArg(0, 128);
+const concurrency = numberArg(1, 2);
+const trainEnvGroups = numberArg(2, 32);
+const gracePeriod = numberArg(3, 4);
+const reductionFactor = numberArg(4, 4);
+// Success ties often (64 levels): a tie is never ahead at a rung, so tied children all continue;
+// the episode reward orders them.
+const ashaMetric = `val-env/CoordSokoban/${process.argv[7] ?? 'episode_reward'}`;
 const root = mkdtempSync(join(tmpdir(), 'asha-bench-'));
 
 const base = {
@@ -30,13 +43,14 @@ const base = {
     nnodes: 1,
     nGpusPerNode: 1,
     totalTrainingSteps: totalSteps,
-    saveFreq: 2,
-    testFreq: 2,
+    saveFreq: 4 * gracePeriod,
+    testFreq: gracePeriod,
     overrides: {
       'env.dim_x': 8,
       'env.dim_y': 8,
       'env.num_boxes': 3,
       'env.max_actions_per_traj': 12,
+      'es_manager.train.env_groups': trainEnvGroups,
       // In-loop validations on 64 levels (the default 128 doubles their time here).
       'es_manager.val.env_groups': 64,
     },
@@ -100,9 +114,9 @@ try {
   const plain = runSweep('grid');
   const asha = runSweep('asha', {
     type: 'asha',
-    metric: 'val-env/CoordSokoban/success',
-    gracePeriod: 2,
-    reductionFactor: 2,
+    metric: ashaMetric,
+    gracePeriod,
+    reductionFactor,
   });
   const byIndex = [...plain.manifest.children].sort((a, b) => a.index - b.index);
   console.log('grid, each configuration: final objective (in-loop validations)');
