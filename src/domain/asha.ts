@@ -61,6 +61,10 @@ export function ashaRungs(
   return rungs;
 }
 
+/** The rungs a scheduler judges at: below its maxSteps, by default the run's total steps. */
+export const rungsOf = (s: AshaScheduler, totalSteps: number): number[] =>
+  ashaRungs(s, s.maxSteps ?? totalSteps);
+
 /**
  * What the scheduler has seen (plain JSON: it travels through continue-as-new). `rungs[step]`:
  * values recorded at that rung, in arrival order; `reports[index]`: each child's [step, value] pairs.
@@ -99,7 +103,7 @@ export function onIntermediateResult(
   if (mine.some(([s]) => s === step)) return { stop: false }; // a repeated report changes nothing
   mine.push([step, value]);
   return scheduler.type === 'asha'
-    ? ashaDecision(scheduler, state, report, scheduler.maxSteps ?? totalSteps)
+    ? ashaDecision(scheduler, state, report, totalSteps)
     : medianDecision(scheduler, state, report);
 }
 
@@ -107,10 +111,10 @@ function ashaDecision(
   s: AshaScheduler,
   state: SchedulerState,
   { index, step, value }: { index: number; step: number; value: number },
-  maxSteps: number,
+  totalSteps: number,
 ): StopDecision {
   // The highest rung at or below this step that the child has not been judged at yet.
-  const rung = ashaRungs(s, maxSteps)
+  const rung = rungsOf(s, totalSteps)
     .filter((r) => r <= step)
     .reverse()
     .find((r) => !(state.rungs[String(r)] ?? []).some((e) => e.index === index));

@@ -25,7 +25,7 @@ import {
   type SweepResult,
   type SweepStatus,
 } from '../domain/sweep.js';
-import { ashaRungs, emptySchedulerState, onIntermediateResult, promotableChild } from '../domain/asha.js';
+import { emptySchedulerState, onIntermediateResult, promotableChild, rungsOf } from '../domain/asha.js';
 import { ledgerPath, runCheckpointDir } from '../domain/paths.js';
 import { type SweepLimitChange, sweepLimitsRefusal } from '../domain/sweep-limits.js';
 import { applyParams, childWorkflowId, expandSweep } from '../domain/sweep-expand.js';
@@ -153,10 +153,9 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
   const rungReports = (child: ExperimentSpec) =>
     scheduler?.type === 'asha' && patched(RUNG_REPORTS_PATCH)
       ? {
-          reportSteps: ashaRungs(
-            scheduler,
-            scheduler.maxSteps ?? spec.base.trainer.totalTrainingSteps,
-          ).filter((r) => r <= child.trainer.totalTrainingSteps),
+          reportSteps: rungsOf(scheduler, spec.base.trainer.totalTrainingSteps).filter(
+            (r) => r <= child.trainer.totalTrainingSteps,
+          ),
         }
       : {};
   const lastIntermediate = (index: number) => {
