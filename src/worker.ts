@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { type ActivityDeps, createActivities } from './activities/index.js';
+import { activityRetry } from './activities/heartbeat-loop.js';
 import type { BackendLogger } from './backends/logger.js';
 import { RayDashboardClient } from './backends/ray/dashboard-client.js';
 import { createBackends } from './backends/registry.js';
@@ -23,8 +24,8 @@ export function activityDeps(
   logger: BackendLogger = activityContextLogger,
 ): ActivityDeps {
   return {
-    backends: createBackends(config, logger),
-    rayHead: (url, token) => new RayDashboardClient(url, token),
+    backends: createBackends(config, logger, activityRetry),
+    rayHead: (url, token) => new RayDashboardClient(url, token, activityRetry),
     reportProgress: signalProgress(client),
     stopAtCheckpointPending: queryStopAtCheckpointPending(client),
     workflowStatus: describeWorkflowStatus(client),

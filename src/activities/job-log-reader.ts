@@ -2,6 +2,7 @@ import { open, stat } from 'node:fs/promises';
 import type { RayHeadApi } from '../backends/ray/dashboard-client.js';
 import { LOG_FOLLOW_INTERVAL_S } from '../backends/ray/dashboard-client.js';
 import { RayHttpError } from '../backends/ray/http.js';
+import { isTransientFailure } from '../errors/external-failures.js';
 import { writingToArchive } from './archive-disk-full.js';
 
 /**
@@ -66,7 +67,8 @@ export class JobLogReader {
    */
   async poll(driverNodeId: string | undefined, options: { final?: boolean } = {}): Promise<LogRead> {
     if (!driverNodeId) return { lines: '', bytesRead: 0 };
-    if (!this.stream && !(await this.connect(driverNodeId))) return { lines: '', bytesRead: 0 };
+    if (!this.stream && !(await this.connect(driverNodeId, options.final === true)))
+      return { lines: '', bytesRead: 0 };
     if (options.final) {
       const until = Date.now() + FINAL_WAIT_MS;
       while (this.stream && (Date.now() < until || Date.now() - this.lastDataAt < QUIET_MS))
@@ -90,7 +92,8 @@ export class JobLogReader {
     this.stream = undefined;
   }
 
-  private async connect(driverNodeId: string): Promise<boolean> {
+  /** false: nothing to read this poll (no log file yet; or the head is slow and the job still runs). */
+  private async connect(driverNodeId: string, final: boolean): Promise<boolean> {
     this.received = 0;
     this.skipUntil = this.copied;
     this.carry = Buffer.alloc(0);
@@ -111,6 +114,9 @@ export class JobLogReader {
     } catch (err) {
       // The driver has not written its log file yet: Ray answers 500 naming the missing file.
       if (err instanceof RayHttpError && /not found/i.test(err.body)) return false;
+      // A slow head while the job runs: the next poll connects again. The final read must not
+      // come back short (the run's last steps), so there the activity's retry reads it again.
+      if (!final && isTransientFailure(err)) return false;
       throw err;
     }
   }

@@ -1,4 +1,3 @@
-import { Context } from '@temporalio/activity';
 import type { RayNode } from '../domain/cluster.js';
 import type { ClusterHandle } from '../domain/cluster.js';
 import { ErrorTypes } from '../domain/error-types.js';
@@ -7,7 +6,7 @@ import type { JoinHeartbeat } from '../domain/progress.js';
 import { backendOf } from './backend-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
-import { heartbeatAndWait, workflowIdOfActivity } from './heartbeat-loop.js';
+import { beat as recordHeartbeat, heartbeatAndWait, workflowIdOfActivity } from './heartbeat-loop.js';
 import { pollDelays } from './poll-schedule.js';
 
 export interface JoinResult {
@@ -68,7 +67,7 @@ export function createAwaitJoin(deps: ActivityDeps) {
             `the Ray head of ${handle.name} runs Ray ${status.headRayVersion}, the spec declares rayVersion ${spec.rayVersion}; use an image with Ray ${spec.rayVersion} or set rayVersion: ${status.headRayVersion}`,
           );
         }
-        Context.current().heartbeat(beat);
+        recordHeartbeat(beat);
         return {
           nodes: status.nodes,
           workersAlive: status.workersAlive,

@@ -4,6 +4,7 @@ import { ErrorTypes, TransientErrorTypes } from '../domain/error-types.js';
 import { type NotificationDraft, notificationEvent } from '../domain/notification.js';
 import type { NotifyTarget } from '../domain/tracking.js';
 import { permanent, transient } from '../errors/domain-error.js';
+import { verdictOfStatus } from '../errors/external-failures.js';
 
 const exists = (path: string) =>
   access(path).then(
@@ -60,7 +61,7 @@ export function createNotify(env: NodeJS.ProcessEnv = process.env) {
     await res.arrayBuffer().catch(() => undefined);
     if (res.ok) return { status: res.status, idempotencyKey: event.idempotencyKey };
     const what = `notification receiver ${where} answered ${res.status}`;
-    if (res.status >= 500 || res.status === 408 || res.status === 429)
+    if (verdictOfStatus(res.status) === 'transient')
       throw transient(TransientErrorTypes.NotificationUndelivered, what);
     throw permanent(ErrorTypes.NotificationRejected, `${what}; check notify[].url`);
   };

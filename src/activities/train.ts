@@ -18,7 +18,12 @@ import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { pollDelays } from './poll-schedule.js';
 import { ProgressCadence } from './progress-cadence.js';
-import { heartbeatAndWait, previousDetails, workflowIdOfActivity } from './heartbeat-loop.js';
+import {
+  beat as recordHeartbeat,
+  heartbeatAndWait,
+  previousDetails,
+  workflowIdOfActivity,
+} from './heartbeat-loop.js';
 import { JobLogReader } from './job-log-reader.js';
 import { logTail, stoppingJobOnCancel } from './ray-job.js';
 import { failureText, feedTrainLog } from './train-log.js';
@@ -186,7 +191,7 @@ export function createTrain(deps: ActivityDeps) {
           }
         }
         if (job.status === 'SUCCEEDED') {
-          Context.current().heartbeat(beat);
+          recordHeartbeat(beat);
           const result = {
             finalStep: summary.lastStep,
             lastCheckpointStep: checkpoint,

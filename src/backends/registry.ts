@@ -1,6 +1,7 @@
 import type { OrchestratorConfig } from '../config.js';
 import type { ComputeBackend } from './backend.js';
 import type { BackendLogger } from './logger.js';
+import type { RetryOptions } from '../errors/retry-transient.js';
 import { LazyKubeRayBackend } from './kuberay/lazy-backend.js';
 import { LocalBackend } from './local/local-backend.js';
 
@@ -8,6 +9,7 @@ import { LocalBackend } from './local/local-backend.js';
 export function createBackends(
   config: OrchestratorConfig,
   logger?: BackendLogger,
+  retry?: Partial<RetryOptions>,
 ): Partial<Record<'local' | 'kuberay', ComputeBackend>> {
   return {
     local: new LocalBackend({
@@ -26,6 +28,7 @@ export function createBackends(
             // The image's `python`; a spec names another with trainer.interpreter.
             python: 'python',
             logger,
+            retry,
           }),
         }
       : {}),

@@ -62,6 +62,12 @@ export const ErrorTypes = {
   NotificationRejected: 'NotificationRejected',
   /** A state file (local cluster state, campaign ledger) is corrupt or not this product's: reported, left as it is, never followed. */
   StateFileInvalid: 'StateFileInvalid',
+  /** The Ray dashboard refused a request (4xx other than 408/429: a bad token, a bad request). */
+  RayDashboardRejected: 'RayDashboardRejected',
+  /** A Ray job with our submission id exists but runs another entrypoint: never a second driver. */
+  RayJobConflict: 'RayJobConflict',
+  /** The Ray dashboard answered something that is not what its API returns (invalid JSON). */
+  RayDashboardMalformed: 'RayDashboardMalformed',
 } as const;
 
 export type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];
@@ -80,6 +86,8 @@ export const TransientErrorTypes = {
   TrackerUnavailable: 'TrackerUnavailable',
   /** A notification receiver answered 5xx/429/408 or could not be reached. */
   NotificationUndelivered: 'NotificationUndelivered',
+  /** The Ray dashboard did not answer, or answered 5xx/408/429, for longer than the in-place retries allow. */
+  RayDashboardUnavailable: 'RayDashboardUnavailable',
 } as const;
 
 export type TransientErrorType = (typeof TransientErrorTypes)[keyof typeof TransientErrorTypes];

@@ -1,5 +1,6 @@
 import { type DomainError, permanent, transient } from '../errors/domain-error.js';
 import { ErrorTypes, TransientErrorTypes } from '../domain/error-types.js';
+import { verdictOfStatus } from '../errors/external-failures.js';
 
 /**
  * Registry 5xx, timeouts and refused connections: a transient failure, so the activity's retry
@@ -29,7 +30,7 @@ export function registryFailure(
       `registry ${what.registry} refused access to ${image} (HTTP ${status}); credentials tried: ${what.triedCredentials.join(', then ')}; add credentials for ${what.registry} to the Docker config's auths (docker login ${what.registry})`,
     );
   }
-  if (status >= 500 || status === 429 || status === 408) {
+  if (verdictOfStatus(status) === 'transient') {
     return registryUnavailable(
       `registry ${what.registry} answered HTTP ${status} for ${what.url}; retried by the activity's retry policy`,
     );

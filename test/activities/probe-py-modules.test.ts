@@ -12,7 +12,11 @@ import { createActivities } from '../../src/activities/index.js';
 import type { ActivityDeps } from '../../src/activities/deps.js';
 import { LocalBackend } from '../../src/backends/local/local-backend.js';
 import { authTokenPath } from '../../src/backends/local/auth-token.js';
-import { RayDashboardClient, TERMINAL_JOB_STATES } from '../../src/backends/ray/dashboard-client.js';
+import {
+  RayDashboardClient,
+  RayJobConflict,
+  TERMINAL_JOB_STATES,
+} from '../../src/backends/ray/dashboard-client.js';
 import { RayHttpError } from '../../src/backends/ray/http.js';
 import { buildPyModulesPackage } from '../../src/backends/ray/py-modules.js';
 import { REPO_ROOT, loadConfig } from '../../src/config.js';
@@ -155,6 +159,12 @@ describe('all-reduce probe shipped as runtime_env py_modules (real local Ray, a 
       job = await head.job('auth-good');
     }
     assert.equal(job?.status, 'SUCCEEDED', job?.message);
+    // Submission is idempotent by id: the same job again is found, another entrypoint under it refused.
+    assert.deepEqual(await head.submitJob('auth-good', driver, {}), { created: false });
+    await assert.rejects(
+      head.submitJob('auth-good', `${driver} --other`, {}),
+      (err) => err instanceof RayJobConflict && err.permanent && /another entrypoint/.test(err.message),
+    );
     assert.match(
       await head.jobLogs('auth-good'),
       /auth-ok/,

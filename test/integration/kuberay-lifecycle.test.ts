@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { execFile } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -56,6 +57,24 @@ const backendFor = (kubeconfig: string) =>
   new KubeRayBackend({ namespace: ns, kubeconfig, dashboard: 'service', python: 'python', pollMs: 200 });
 const exec = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves once the API server's port refuses connections (a restart has stopped it). */
+async function apiServerDown(): Promise<void> {
+  const { hostname, port } = new URL(loadKubeConfig(kube.adminKubeconfig).getCurrentCluster()?.server ?? '');
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(Number(port), hostname.replace(/^\[|\]$/g, ''));
+      socket
+        .once('connect', () => {
+          socket.destroy();
+          resolve(true);
+        })
+        .once('error', () => resolve(false));
+    }).catch(() => false);
+    if (!open) return;
+    await sleep(50);
+  }
+}
 
 before(async () => {
   kube = await startKubeEnv({ namespace: ns });
@@ -406,6 +425,29 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
       return true;
     });
     assert.equal(api.requests - before, 1, 'no retry inside the client');
+  });
+
+  it('the API server restarting: a request retries in place (the failure table: connection refused is transient) and gets its answer', async () => {
+    const api = new KubeApi(loadKubeConfig(kube.adminKubeconfig), ns, undefined, {
+      budgetMs: 60_000,
+      initialDelayMs: 200,
+      maxDelayMs: 1_000,
+    });
+    const restarted = kube.restartApiServer(3000);
+    await apiServerDown();
+    assert.equal(await api.getRayCluster('no-such-cluster'), undefined, 'the 404 after the restart');
+    await restarted;
+    assert.ok(api.retries >= 1, `${api.retries} in-place retries`);
+    // The same request with the default (no in-place retry) fails at once, transient, for the activity's policy.
+    const once = new KubeApi(loadKubeConfig(kube.adminKubeconfig), ns);
+    const down = kube.restartApiServer(2000);
+    await apiServerDown();
+    await assert.rejects(once.getRayCluster('no-such-cluster'), (err: DomainError) => {
+      assert.equal(err.type, 'KubeApiUnavailable');
+      assert.equal(err.permanent, false);
+      return true;
+    });
+    await down;
   });
 
   it("reaper on kuberay: deletes an orphan, keeps a running owner's cluster, reports a malformed one; deletes a token Secret left without its RayCluster", async () => {

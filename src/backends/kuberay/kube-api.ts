@@ -8,6 +8,12 @@ import {
   Watch,
 } from '@kubernetes/client-node';
 import { transient } from '../../errors/domain-error.js';
+import {
+  POLLING_CALLER,
+  type RetryOptions,
+  RetriesExhausted,
+  retryTransient,
+} from '../../errors/retry-transient.js';
 import { TransientErrorTypes } from '../../domain/error-types.js';
 import { type KubeAction, KubeStatusError, kubeFailure, statusOf } from './kube-errors.js';
 import type { PodLike } from './pod-failures.js';
@@ -47,10 +53,18 @@ export class KubeApi {
   private readonly apis: ApisApi;
   private readonly watcher: Watch;
 
+  /** Transient failures retried in place (EXTERNAL_FAILURE_RULES), counted. */
+  retries = 0;
+
+  /**
+   * `retry`: how transient failures are retried in place; the worker passes waits that heartbeat.
+   * The default retries none (a tool or test that wants the failure at once).
+   */
   constructor(
     readonly kc: KubeConfig,
     readonly namespace: string,
     private readonly logger: BackendLogger = quietLogger,
+    private readonly retry: Partial<RetryOptions> = POLLING_CALLER,
   ) {
     this.custom = kc.makeApiClient(CustomObjectsApi);
     this.core = kc.makeApiClient(CoreV1Api);
@@ -66,10 +80,25 @@ export class KubeApi {
   }
 
   private async call<T>(action: KubeAction, fn: () => Promise<T>, passThrough: number[] = []): Promise<T> {
-    this.requests++;
+    const handled = (err: unknown) => passThrough.includes(statusOf(err)?.status ?? 0);
     try {
-      return await fn();
-    } catch (err) {
+      return await retryTransient(
+        `${action.verb} ${action.resource}`,
+        () => {
+          this.requests++;
+          return fn();
+        },
+        {
+          ...this.retry,
+          handledByCaller: handled,
+          onRetry: (event) => {
+            this.retries++;
+            this.retry.onRetry?.(event);
+          },
+        },
+      );
+    } catch (thrown) {
+      const err = thrown instanceof RetriesExhausted ? thrown.last : thrown;
       const s = statusOf(err);
       if (s && passThrough.includes(s.status))
         throw new KubeStatusError(s.status, s.body, s.body.message ?? `HTTP ${s.status}`);

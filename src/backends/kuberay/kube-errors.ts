@@ -1,5 +1,6 @@
 import { type DomainError, permanent, transient } from '../../errors/domain-error.js';
 import { ErrorTypes, TransientErrorTypes } from '../../domain/error-types.js';
+import { classifyExternalFailure, observedOf, verdictOfStatus } from '../../errors/external-failures.js';
 
 /** What a request was doing, for messages that name the missing verb, resource and field. */
 export interface KubeAction {
@@ -27,18 +28,6 @@ export class KubeStatusError extends Error {
   }
 }
 
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EPIPE',
-  'UND_ERR_SOCKET',
-  'ECONNABORTED',
-]);
-
 /** HTTP status and body of a client-node ApiException (its body may be parsed or raw text). */
 export function statusOf(err: unknown): { status: number; body: KubeStatusBody } | undefined {
   if (err instanceof KubeStatusError) return { status: err.status, body: err.body };
@@ -60,17 +49,17 @@ function where(a: KubeAction): string {
 }
 
 /**
- * The one place where Kubernetes answers become error types. 401/403: KubePermissionDenied
- * (non-retryable, names the verb and resource to grant); 422 and other 4xx: KubeInvalidObject
- * (non-retryable, names the field); 429, 5xx and network errors: KubeApiUnavailable (transient,
- * retried with the activity's backoff).
+ * The one place where Kubernetes answers become error types; which are transient is said by
+ * EXTERNAL_FAILURE_RULES. 401/403: KubePermissionDenied (non-retryable, names the verb and resource
+ * to grant); 422 and other 4xx: KubeInvalidObject (non-retryable, names the field); 408, 429, 5xx
+ * and network errors: KubeApiUnavailable (transient, retried with the activity's backoff).
  */
 export function kubeFailure(err: unknown, action: KubeAction, identity = 'this identity'): DomainError {
   const s = statusOf(err);
   if (!s) {
     // No HTTP answer at all (refused, reset, DNS, TLS, timeout): the API server may be restarting.
-    const code = (err as { code?: unknown })?.code ?? (err as { cause?: { code?: unknown } })?.cause?.code;
-    const known = typeof code === 'string' && NETWORK_CODES.has(code) ? ` [${code}]` : '';
+    const { code } = observedOf(err);
+    const known = classifyExternalFailure(err).verdict === 'transient' ? ` [${code}]` : '';
     return transient(
       TransientErrorTypes.KubeApiUnavailable,
       `Kubernetes API unreachable while trying to ${action.verb} ${where(action)}${known}: ${(err as Error)?.message ?? String(err)} (retried)`,
@@ -91,7 +80,7 @@ export function kubeFailure(err: unknown, action: KubeAction, identity = 'this i
       `missing permission: ${identity} cannot ${action.verb} ${where(action)}; grant verb "${action.verb}" on resource "${action.resource}" with a Role and RoleBinding. Server said: ${serverMessage}`,
     );
   }
-  if (s.status === 429 || s.status >= 500) {
+  if (verdictOfStatus(s.status) === 'transient') {
     return transient(
       TransientErrorTypes.KubeApiUnavailable,
       `Kubernetes API answered ${s.status} to ${action.verb} ${where(action)} (retried): ${serverMessage}`,

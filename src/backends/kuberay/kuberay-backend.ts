@@ -1,4 +1,5 @@
 import type { ClusterHandle, ClusterStatus } from '../../domain/cluster.js';
+import type { RetryOptions } from '../../errors/retry-transient.js';
 import { isDomainError, permanent, transient } from '../../errors/domain-error.js';
 import { ErrorTypes, TransientErrorTypes } from '../../domain/error-types.js';
 import type { ExperimentSpec } from '../../domain/experiment.js';
@@ -43,6 +44,8 @@ export interface KubeRayBackendConfig {
   pollMs?: number;
   /** Escalations (a 409 read back, a delete still waiting) are logged here. */
   logger?: BackendLogger;
+  /** In-place retries of transient Kubernetes API failures (the worker's heartbeat while waiting); default none. */
+  retry?: Partial<RetryOptions>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -73,6 +76,7 @@ export class KubeRayBackend implements ComputeBackend {
       loadKubeConfig(this.config.kubeconfig),
       this.config.namespace,
       this.config.logger,
+      this.config.retry,
     );
     return this.apiInstance;
   }

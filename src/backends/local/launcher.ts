@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { POLLING_CALLER } from '../../errors/retry-transient.js';
 import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { transient } from '../../errors/domain-error.js';
@@ -112,7 +113,7 @@ export async function startHead(
     '--include-dashboard=true',
     `--ray-client-server-port=${clientServer}`,
   ]);
-  const dashboard = new RayDashboardClient(state.dashboardUrl, await readAuthToken(dir));
+  const dashboard = new RayDashboardClient(state.dashboardUrl, await readAuthToken(dir), POLLING_CALLER);
   const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
     if (!pidAlive(pid))
@@ -176,7 +177,7 @@ export async function waitForAliveNodes(
   timeoutMs = 60_000,
   token?: string,
 ): Promise<boolean> {
-  const dashboard = new RayDashboardClient(dashboardUrl, token);
+  const dashboard = new RayDashboardClient(dashboardUrl, token, POLLING_CALLER);
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {

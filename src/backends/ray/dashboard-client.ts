@@ -1,4 +1,8 @@
 import type { RayNode } from '../../domain/cluster.js';
+import { ErrorTypes, TransientErrorTypes } from '../../domain/error-types.js';
+import { DomainError, transient } from '../../errors/domain-error.js';
+import { RAY_DUPLICATE_SUBMISSION } from '../../errors/external-failures.js';
+import { type RetryOptions, RetriesExhausted, retryTransient } from '../../errors/retry-transient.js';
 import { followBytes, RayHttpError, requestJson } from './http.js';
 
 /** How often Ray's log agent looks for new bytes at the end of a followed log. */
@@ -62,18 +66,40 @@ export interface RayHeadApi {
  * (`/api/v0/nodes`) and the Ray Jobs REST API.
  */
 export class RayDashboardClient implements RayHeadApi {
-  /** `token`: the cluster's Ray auth token (RAY_AUTH_MODE=token), sent on every call; private so it is never logged with the client. */
+  /**
+   * `token`: the cluster's Ray auth token (RAY_AUTH_MODE=token), sent on every call; private so it
+   * is never logged with the client. `retry`: how transient failures are retried in place (an
+   * activity passes a wait that heartbeats); `{ budgetMs: 0 }` for a caller that polls anyway.
+   */
   constructor(
     readonly baseUrl: string,
     token?: string,
+    retry: Partial<RetryOptions> = {},
   ) {
     this.#token = token;
+    this.#retry = { ...retry, handledByCaller: isDuplicateSubmission };
   }
 
   readonly #token: string | undefined;
+  readonly #retry: Partial<RetryOptions>;
 
-  private call<T>(path: string, init: Parameters<typeof requestJson>[1] = {}): Promise<T> {
-    return requestJson<T>(`${this.baseUrl}${path}`, { ...init, token: this.#token });
+  /**
+   * Every request: transient failures (EXTERNAL_FAILURE_RULES) retried in place; when the budget
+   * runs out, a transient RayDashboardUnavailable that the activity's retry policy takes over.
+   */
+  private async call<T>(path: string, init: Parameters<typeof requestJson>[1] = {}): Promise<T> {
+    const url = `${this.baseUrl}${path}`;
+    const what = `${init.method ?? 'GET'} ${path.split('?')[0]}`;
+    try {
+      return await retryTransient(
+        what,
+        () => requestJson<T>(url, { ...init, token: this.#token }),
+        this.#retry,
+      );
+    } catch (err) {
+      if (!(err instanceof RetriesExhausted)) throw err;
+      throw transient(TransientErrorTypes.RayDashboardUnavailable, err.message, { what }, err.last);
+    }
   }
 
   async rayVersion(): Promise<string> {
@@ -96,7 +122,9 @@ export class RayDashboardClient implements RayHeadApi {
 
   /**
    * Submit once: a retried submit with the same id finds the job that exists (Ray answers 500 with
-   * "Please use a different submission_id" for a duplicate; see notes/pitfalls.md).
+   * "Please use a different submission_id" for a duplicate; see notes/pitfalls.md). A POST that
+   * timed out may still have made the job, so this is what makes a retry safe. A job with our id
+   * but another entrypoint is refused for good (RayJobConflict): never a second driver.
    */
   async submitJob(
     submissionId: string,
@@ -114,9 +142,14 @@ export class RayDashboardClient implements RayHeadApi {
       });
       return { created: true };
     } catch (err) {
-      if (err instanceof RayHttpError && /different submission_id|already exists/i.test(err.body))
-        return { created: false };
-      throw err;
+      if (!isDuplicateSubmission(err)) throw err;
+      const existing = await this.call<{ entrypoint?: string }>(
+        `/api/jobs/${encodeURIComponent(submissionId)}`,
+      );
+      if (existing.entrypoint !== undefined && existing.entrypoint !== entrypoint) {
+        throw new RayJobConflict(submissionId, this.baseUrl, existing.entrypoint);
+      }
+      return { created: false };
     }
   }
 
@@ -202,6 +235,24 @@ export class RayDashboardClient implements RayHeadApi {
       throw err;
     }
   }
+}
+
+/** Our submission id, another entrypoint: the failure table's "exists with other parameters" (permanent). */
+export class RayJobConflict extends DomainError {
+  readonly conflict = true;
+  constructor(submissionId: string, baseUrl: string, existing: string) {
+    super({
+      type: ErrorTypes.RayJobConflict,
+      permanent: true,
+      message:
+        `Ray job ${submissionId} exists on ${baseUrl} with another entrypoint (${existing.slice(0, 200)}); ` +
+        `not submitting a second driver. Stop or delete that job, or run under a new workflow id`,
+    });
+  }
+}
+
+function isDuplicateSubmission(err: unknown): boolean {
+  return err instanceof RayHttpError && err.status === 500 && RAY_DUPLICATE_SUBMISSION.test(err.body);
 }
 
 export const TERMINAL_JOB_STATES: ReadonlySet<RayJobStatus> = new Set(['STOPPED', 'SUCCEEDED', 'FAILED']);

@@ -1,4 +1,5 @@
 import type { ClusterStatus } from '../../domain/cluster.js';
+import { POLLING_CALLER } from '../../errors/retry-transient.js';
 import { RayDashboardClient } from './dashboard-client.js';
 
 /**
@@ -12,7 +13,7 @@ export async function statusFromHead(
   context?: string,
   token?: string,
 ): Promise<ClusterStatus> {
-  const dashboard = new RayDashboardClient(dashboardUrl, token);
+  const dashboard = new RayDashboardClient(dashboardUrl, token, POLLING_CALLER);
   try {
     const [nodes, headRayVersion] = await Promise.all([dashboard.nodes(), dashboard.rayVersion()]);
     const alive = nodes.filter((n) => n.alive);

@@ -1,4 +1,7 @@
 import { request } from 'node:http';
+import { ErrorTypes, TransientErrorTypes } from '../../domain/error-types.js';
+import { DomainError } from '../../errors/domain-error.js';
+import { classifyObserved } from '../../errors/external-failures.js';
 
 /**
  * Small JSON-over-HTTP helper for the Ray head's dashboard API, with a per-request timeout.
@@ -6,7 +9,8 @@ import { request } from 'node:http';
  * POSTs that look like browser traffic (HTTP 405).
  */
 
-export class RayHttpError extends Error {
+/** A non-2xx answer; permanent or not as EXTERNAL_FAILURE_RULES says of its status. */
+export class RayHttpError extends DomainError {
   constructor(
     readonly status: number,
     readonly url: string,
@@ -15,8 +19,34 @@ export class RayHttpError extends Error {
     tokenSent?: boolean,
   ) {
     const auth = status === 401 && tokenSent !== undefined ? ` (${tokenSent ? 'a' : 'no'} token sent)` : '';
-    super(`Ray dashboard ${url} answered HTTP ${status}${auth}: ${body.slice(0, 300)}`);
+    const permanent = classifyObserved({ status, body }).verdict === 'permanent';
+    super({
+      type: permanent ? ErrorTypes.RayDashboardRejected : TransientErrorTypes.RayDashboardUnavailable,
+      message: `Ray dashboard ${url} answered HTTP ${status}${auth}: ${body.slice(0, 300)}`,
+      permanent,
+    });
     this.name = 'RayHttpError';
+  }
+}
+
+/** No answer within the request's deadline (code ETIMEDOUT, so the failure table reads it as such). */
+export class RayTimeoutError extends Error {
+  readonly code = 'ETIMEDOUT';
+  constructor(url: string, ms: number) {
+    super(`Ray dashboard ${url} did not answer within ${ms} ms`);
+    this.name = 'RayTimeoutError';
+  }
+}
+
+/** An answer that is not JSON: the dashboard is not what we think it is (permanent). */
+export class RayMalformedAnswer extends DomainError {
+  readonly malformed = true;
+  constructor(url: string, why: string) {
+    super({
+      type: ErrorTypes.RayDashboardMalformed,
+      message: `Ray dashboard ${url} answered with invalid JSON: ${why}`,
+      permanent: true,
+    });
   }
 }
 
@@ -29,7 +59,7 @@ export async function requestJson<T>(url: string, init: RequestInit = {}): Promi
   try {
     return (text ? JSON.parse(text) : {}) as T;
   } catch (err) {
-    throw new Error(`Ray dashboard ${url} answered with invalid JSON: ${(err as Error).message}`);
+    throw new RayMalformedAnswer(url, (err as Error).message);
   }
 }
 
@@ -74,9 +104,7 @@ export function requestBytes(url: string, init: RequestInit = {}): Promise<Buffe
         });
       },
     );
-    req.on('timeout', () =>
-      req.destroy(new Error(`Ray dashboard ${url} did not answer within ${init.timeoutMs ?? 10_000} ms`)),
-    );
+    req.on('timeout', () => req.destroy(new RayTimeoutError(url, init.timeoutMs ?? 10_000)));
     req.on('error', reject);
     req.end(payload);
   });
@@ -132,9 +160,7 @@ export function followBytes(
         resolve({ close: () => req.destroy() });
       },
     );
-    req.on('timeout', () =>
-      req.destroy(new Error(`Ray dashboard ${url} did not answer within ${connectTimeoutMs} ms`)),
-    );
+    req.on('timeout', () => req.destroy(new RayTimeoutError(url, connectTimeoutMs)));
     req.on('error', (err) => {
       reject(err);
       end(err);

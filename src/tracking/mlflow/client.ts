@@ -1,5 +1,6 @@
 import { ErrorTypes, TransientErrorTypes } from '../../domain/error-types.js';
 import { permanent, transient } from '../../errors/domain-error.js';
+import { verdictOfStatus } from '../../errors/external-failures.js';
 
 /** MLflow's own limits (mlflow/utils/validation.py, MLflow 3.17): larger values are refused. */
 export const MLFLOW_LIMITS = {
@@ -230,7 +231,7 @@ export class MlflowClient {
     const text = await res.text();
     if (!res.ok && !allowed.includes(res.status)) {
       const what = `MLflow ${method} ${path.split('?')[0]} answered ${res.status}: ${text.slice(0, 300)}`;
-      if (res.status >= 500 || res.status === 408 || res.status === 429)
+      if (verdictOfStatus(res.status) === 'transient')
         throw transient(TransientErrorTypes.TrackerUnavailable, what);
       const fix =
         res.status === 401 || res.status === 403

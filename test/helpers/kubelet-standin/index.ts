@@ -214,6 +214,13 @@ export class KubeletStandIn {
     }
   }
 
+  /** The processes of a running Pod by name (empty when the stand-in runs no such Pod). */
+  async podProcesses(podName: string): Promise<number[]> {
+    for (const runner of this.runners.values())
+      if (runner.pod.metadata?.name === podName && !runner.stopped) return runner.processes();
+    return [];
+  }
+
   private onPod(type: string, pod: V1Pod): void {
     const uid = pod.metadata?.uid ?? '';
     debug(

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdir, open, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -441,6 +441,19 @@ export class PodRunner {
     ]);
     if (timedOut) await this.killCgroup(name);
     await r.exited;
+  }
+
+  /** Every process of the Pod, from its containers' cgroups (what `crictl ps` + `ps` show on a node). */
+  async processes(): Promise<number[]> {
+    const pids: number[] = [];
+    for (const c of await readdir(join(CGROUP_ROOT, this.id), { withFileTypes: true }).catch(() => [])) {
+      if (!c.isDirectory()) continue;
+      const procs = await readFile(join(CGROUP_ROOT, this.id, c.name, 'cgroup.procs'), 'utf8').catch(
+        () => '',
+      );
+      pids.push(...procs.split('\n').filter(Boolean).map(Number));
+    }
+    return pids;
   }
 
   /** Every process left in the container's cgroup (Ray's daemons outlive `ray start`), killed. */

@@ -1,0 +1,21 @@
+import type { WorkflowHandle } from '@temporalio/client';
+
+/**
+ * The attempt of the last run of each activity type, from the history: Temporal records only the
+ * final attempt's start, so a retried activity shows > 1.
+ */
+export async function activityAttempts(handle: WorkflowHandle): Promise<Map<string, number>> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const typeOf = new Map<number, string>();
+  for (const e of events) {
+    const name = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (name) typeOf.set(Number(e.eventId), name);
+  }
+  const attempts = new Map<string, number>();
+  for (const e of events) {
+    const started = e.activityTaskStartedEventAttributes;
+    const name = started ? typeOf.get(Number(started.scheduledEventId)) : undefined;
+    if (name) attempts.set(name, Math.max(attempts.get(name) ?? 0, started?.attempt ?? 0));
+  }
+  return attempts;
+}
