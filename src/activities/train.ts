@@ -12,7 +12,7 @@ import { checkpointPath, metricsPath, runArchiveDir } from '../domain/paths.js';
 import type { TrainHeartbeat } from '../domain/progress.js';
 import { backendOf } from './backend-of.js';
 import { rayHeadOf } from './ray-head-of.js';
-import { checkpointSpaceWarning, expectedSaves } from '../domain/checkpoint-space.js';
+import { checkpointSpaceWarning, expectedSaves, formatGb } from '../domain/checkpoint-space.js';
 import { filesUnder, readTracker } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
@@ -25,7 +25,8 @@ import {
   workflowIdOfActivity,
 } from './heartbeat-loop.js';
 import { JobLogReader } from './job-log-reader.js';
-import { logTail, stoppingJobOnCancel } from './ray-job.js';
+import { logTail } from '../domain/log-tail.js';
+import { stoppingJobOnCancel } from './ray-job.js';
 import { failureText, feedTrainLog } from './train-log.js';
 import { TrainLogStore } from './train-log-store.js';
 import { validationReporter } from './validation-reports.js';
@@ -78,9 +79,6 @@ async function warnIfCheckpointsWillNotFit(
       : undefined;
   if (warning) Context.current().log.warn(`checkpoint ${step} is ${formatGb(bytes)}: ${warning}`);
 }
-
-export const formatGb = (bytes: number | undefined) =>
-  bytes === undefined ? 'unknown' : `${(bytes / 1e9).toFixed(2)} GB`;
 
 /**
  * Stage 5. Run the trainer as a Ray job and poll it: progress from its console lines (verl's
