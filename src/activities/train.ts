@@ -97,7 +97,8 @@ async function warnIfCheckpointsWillNotFit(
  * setup, initial validation), then deadlines.noProgressSeconds between steps. Returns on all steps
  * done, or on RAGEN's early stop (`earlyStopped`, with the reasons). Fails permanently on a failed
  * job, typed by its exit code and log (src/domain/job-exit.ts), a lost worker node (ClusterLost) or
- * the watchdog (NoProgress).
+ * the watchdog (NoProgress). The rules are src/domain/train-poll.ts (pure, table-tested); this
+ * activity gathers each poll's observations and acts on the verdict.
  */
 export function createTrain(deps: ActivityDeps) {
   return async function train(input: TrainInput): Promise<TrainResult> {
