@@ -14,7 +14,8 @@ import { rayHeadOf } from './ray-head-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { probeImportFailure } from './probe-import.js';
-import { logTail, runRayJob } from './ray-job.js';
+import { logTail } from '../domain/log-tail.js';
+import { runRayJob } from './ray-job.js';
 
 const RESULT_LINE = /ALLREDUCE_RESULT (\{.*\})/;
 

@@ -40,7 +40,3 @@ export async function runRayJob(
     }
   });
 }
-
-export function logTail(logs: string, lines = 30): string {
-  return logs.split('\n').slice(-lines).join('\n');
-}

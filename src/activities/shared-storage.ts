@@ -11,7 +11,8 @@ import { backendOf } from './backend-of.js';
 import { rayHeadOf } from './ray-head-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
-import { logTail, runRayJob } from './ray-job.js';
+import { logTail } from '../domain/log-tail.js';
+import { runRayJob } from './ray-job.js';
 
 const RESULT_LINE = /STORAGE_PROBE (\[.*\])/;
 

@@ -4,15 +4,24 @@ import { type WandbIds, wandbJobEnv } from '../domain/wandb-env.js';
 import { stepOfCheckpointPath } from '../domain/campaign.js';
 import type { ClusterHandle } from '../domain/cluster.js';
 import { type ResumeFrom, shellQuote, trainArgv } from '../domain/entrypoint.js';
-import { ErrorTypes } from '../domain/error-types.js';
 import { type ExperimentSpec, workerNodes } from '../domain/experiment.js';
-import { classifyJobFailure } from '../domain/job-exit.js';
 import { submissionId } from '../domain/naming.js';
 import { checkpointPath, metricsPath, runArchiveDir } from '../domain/paths.js';
 import type { TrainHeartbeat } from '../domain/progress.js';
+import {
+  type TrainFailure,
+  type TrainJobSeen,
+  type TrainRun,
+  hasTrained,
+  judgeMissingJob,
+  judgeSilentHead,
+  judgeTrainPoll,
+  trainProgress,
+} from '../domain/train-poll.js';
+import type { RayJobInfo } from '../backends/ray/dashboard-client.js';
 import { backendOf } from './backend-of.js';
 import { rayHeadOf } from './ray-head-of.js';
-import { checkpointSpaceWarning, expectedSaves } from '../domain/checkpoint-space.js';
+import { checkpointSpaceWarning, expectedSaves, formatGb } from '../domain/checkpoint-space.js';
 import { filesUnder, readTracker } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
@@ -25,7 +34,7 @@ import {
   workflowIdOfActivity,
 } from './heartbeat-loop.js';
 import { JobLogReader } from './job-log-reader.js';
-import { logTail, stoppingJobOnCancel } from './ray-job.js';
+import { stoppingJobOnCancel } from './ray-job.js';
 import { failureText, feedTrainLog } from './train-log.js';
 import { TrainLogStore } from './train-log-store.js';
 import { validationReporter } from './validation-reports.js';
@@ -79,9 +88,6 @@ async function warnIfCheckpointsWillNotFit(
   if (warning) Context.current().log.warn(`checkpoint ${step} is ${formatGb(bytes)}: ${warning}`);
 }
 
-export const formatGb = (bytes: number | undefined) =>
-  bytes === undefined ? 'unknown' : `${(bytes / 1e9).toFixed(2)} GB`;
-
 /**
  * Stage 5. Run the trainer as a Ray job and poll it: progress from its console lines (verl's
  * `console` logger, always on), checkpoint existence from the tracker file, workers from the
@@ -91,7 +97,8 @@ export const formatGb = (bytes: number | undefined) =>
  * setup, initial validation), then deadlines.noProgressSeconds between steps. Returns on all steps
  * done, or on RAGEN's early stop (`earlyStopped`, with the reasons). Fails permanently on a failed
  * job, typed by its exit code and log (src/domain/job-exit.ts), a lost worker node (ClusterLost) or
- * the watchdog (NoProgress).
+ * the watchdog (NoProgress). The rules are src/domain/train-poll.ts (pure, table-tested); this
+ * activity gathers each poll's observations and acts on the verdict.
  */
 export function createTrain(deps: ActivityDeps) {
   return async function train(input: TrainInput): Promise<TrainResult> {
@@ -112,15 +119,22 @@ export function createTrain(deps: ActivityDeps) {
     /** Step of the checkpoint resumed from: its validation line (step:N) is not a training step. */
     const startStep = input.resume.mode === 'resume_path' ? stepOfCheckpointPath(input.resume.path) : 0;
     const workflowId = workflowIdOfActivity();
-    const total = spec.trainer.totalTrainingSteps;
+    const run: TrainRun = {
+      submissionId: id,
+      clusterName: handle.name,
+      checkpointDir,
+      totalTrainingSteps: spec.trainer.totalTrainingSteps,
+      startStep,
+      wantWorkers: workerNodes(spec),
+      deadlines: spec.deadlines,
+    };
     const cadence = new ProgressCadence(
-      beat.step > startStep,
+      hasTrained(beat, startStep),
       async () => (deps.stopAtCheckpointPending ? deps.stopAtCheckpointPending(workflowId) : true),
       deps.checkpointSignalIntervalMs,
     );
     let spaceChecked = false;
     let endDelays: (() => number) | undefined;
-    const wantWorkers = workerNodes(spec);
     // The driver log is followed (each byte once) and copied next to the manifest (`logs` reads the
     // copy); the parse state is saved there too, so a retry parses only what the copy lacks.
     const store = await TrainLogStore.open(runArchiveDir(spec.storage, spec.name, workflowId), handle.name);
@@ -151,127 +165,93 @@ export function createTrain(deps: ActivityDeps) {
     if (env.WANDB_RUN_ID && spec.backend === 'local' && process.env.WANDB_API_KEY)
       env.WANDB_API_KEY = process.env.WANDB_API_KEY;
     await dashboard.submitJob(id, shellQuote(argv), env);
+    /** The job as judgeTrainPoll reads it: the backend is asked about the cluster only while the job runs. */
+    const seeJob = async (job: RayJobInfo): Promise<TrainJobSeen> => {
+      switch (job.status) {
+        case 'SUCCEEDED':
+          return { status: job.status };
+        case 'FAILED': {
+          const checkpointFreeBytes = await freeBytes(checkpointDir);
+          return {
+            status: job.status,
+            driverExitCode: job.driverExitCode,
+            message: job.message,
+            checkpointFreeBytes,
+          };
+        }
+        case 'STOPPED':
+          return { status: job.status, message: job.message };
+        default:
+          return { status: job.status, cluster: await backend.describeCluster(handle) };
+      }
+    };
+    /** A new step or checkpoint (beat already moved): save the log state, check space once, signal when due. */
+    const onProgress = async (newCheckpoint: boolean) => {
+      if (newCheckpoint) await store.save(reader.bytesCopied);
+      if (newCheckpoint && !spaceChecked) {
+        spaceChecked = true;
+        await warnIfCheckpointsWillNotFit(spec, checkpointDir, beat.lastCheckpointStep);
+      }
+      // The live step is in the heartbeat; signals (history) only as ProgressCadence allows.
+      const due = { trained: hasTrained(beat, startStep), newCheckpoint, now: beat.lastProgressAt };
+      if (await cadence.due(due)) {
+        await deps
+          .reportProgress(workflowId, { step: beat.step, lastCheckpointStep: beat.lastCheckpointStep })
+          .catch(() => undefined);
+      }
+    };
+    /** Stop the job where the verdict says it may still run, then fail for good. */
+    const fail = async (failure: TrainFailure): Promise<never> => {
+      if (failure.stopJob) await dashboard.stopJob(id);
+      throw permanent(failure.type, failure.message, failure.details);
+    };
     const poll = async (): Promise<TrainResult> => {
       for (;;) {
         const { job } = await readJob(id).catch(async (err: unknown) => {
           // The head not answering may mean the cluster itself is gone (deleted by someone else):
           // say so and stop, rather than retry against a cluster that will not come back.
-          const status = await backend.describeCluster(handle);
-          if (status.phase === 'gone' || status.phase === 'failed') {
-            throw permanent(
-              ErrorTypes.ClusterLost,
-              `cluster ${handle.name} is ${status.phase} during training (at step ${beat.step}, last checkpoint ${beat.lastCheckpointStep}): ${status.message ?? ''}`,
-              beat,
-            );
-          }
+          const lost = judgeSilentHead(run, await backend.describeCluster(handle), beat);
+          if (lost) return fail(lost);
           throw err;
         });
-        if (!job)
-          throw permanent(
-            ErrorTypes.ClusterLost,
-            `training job ${id} no longer exists on ${handle.name}: the cluster was replaced or lost`,
-          );
+        if (!job) return fail(judgeMissingJob(run));
         const checkpoint = (await readTracker(checkpointDir)) ?? beat.lastCheckpointStep;
-        if (summary.lastStep > beat.step || checkpoint > beat.lastCheckpointStep) {
-          const newCheckpoint = checkpoint > beat.lastCheckpointStep;
-          if (newCheckpoint) await store.save(reader.bytesCopied);
-          if (newCheckpoint && !spaceChecked) {
-            spaceChecked = true;
-            await warnIfCheckpointsWillNotFit(spec, checkpointDir, checkpoint);
-          }
-          beat.step = Math.max(beat.step, summary.lastStep);
-          beat.lastCheckpointStep = checkpoint;
-          beat.lastProgressAt = Date.now();
-          // The live step is in the heartbeat; signals (history) only as ProgressCadence allows.
-          const due = { trained: beat.step > startStep, newCheckpoint, now: beat.lastProgressAt };
-          if (await cadence.due(due)) {
-            await deps
-              .reportProgress(workflowId, { step: beat.step, lastCheckpointStep: beat.lastCheckpointStep })
-              .catch(() => undefined);
-          }
+        const progress = trainProgress(beat, { lastStep: summary.lastStep, checkpoint, now: Date.now() });
+        if (progress.progressed) {
+          // In place: keep-alive heartbeats (while a dashboard call is retried) send this object.
+          Object.assign(beat, progress.beat);
+          await onProgress(progress.newCheckpoint);
         }
-        if (job.status === 'SUCCEEDED') {
-          recordHeartbeat(beat);
-          const result = {
-            finalStep: summary.lastStep,
-            lastCheckpointStep: checkpoint,
-            lastMetrics: summary.lastMetrics,
-            entrypoint: argv,
-          };
-          if (summary.earlyStopped.length > 0) {
-            return {
-              ...result,
-              earlyStopped: {
-                step: summary.lastStep,
-                reasons: summary.earlyStopped.map((k) => k.slice('early_stopped/'.length)),
-              },
+        const log = { ...summary, failureText: failureText(summary) };
+        const verdict = judgeTrainPoll(run, {
+          job: await seeJob(job),
+          log,
+          checkpoint,
+          beat,
+          now: Date.now(),
+        });
+        // The final step in the heartbeat details, whether the run is complete or not.
+        if (job.status === 'SUCCEEDED') recordHeartbeat(beat);
+        switch (verdict.kind) {
+          case 'failed':
+            return fail(verdict);
+          case 'finished':
+          case 'earlyStopped': {
+            const { finalStep, lastCheckpointStep } = verdict;
+            const result = {
+              finalStep,
+              lastCheckpointStep,
+              lastMetrics: summary.lastMetrics,
+              entrypoint: argv,
             };
+            if (verdict.kind === 'finished') return result;
+            return { ...result, earlyStopped: { step: finalStep, reasons: verdict.reasons } };
           }
-          if (summary.lastStep < total || checkpoint < total) {
-            throw permanent(
-              ErrorTypes.TrainingIncomplete,
-              `trainer exited 0 at step ${summary.lastStep}/${total} (last checkpoint ${checkpoint}) without an early_stopped/* metric`,
-            );
-          }
-          return result;
+          case 'continue':
+            // After the last step the job only saves and exits: its end is seen within a quarter second.
+            if (verdict.lastStepSeen) endDelays ??= pollDelays(deps.pollIntervalMs);
+            await heartbeatAndWait(beat, endDelays ? endDelays() : deps.pollIntervalMs);
         }
-        if (job.status === 'FAILED') {
-          const failure = classifyJobFailure(job.driverExitCode, failureText(summary));
-          const disk =
-            failure.type === ErrorTypes.CheckpointDiskFull
-              ? `; ${formatGb(await freeBytes(checkpointDir))} free on ${checkpointDir} now`
-              : '';
-          throw permanent(
-            failure.type,
-            `training job ${id} failed at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${failure.reason}${disk}. ${job.message}\n${logTail(summary.tail.join('\n'))}`,
-            beat,
-          );
-        }
-        if (job.status === 'STOPPED') {
-          throw permanent(
-            ErrorTypes.TrainingFailed,
-            `training job ${id} was STOPPED at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${job.message}\n${logTail(summary.tail.join('\n'))}`,
-            beat,
-          );
-        }
-        const status = await backend.describeCluster(handle);
-        if (status.phase === 'ready' && status.workersAlive < wantWorkers) {
-          await dashboard.stopJob(id);
-          throw permanent(
-            ErrorTypes.ClusterLost,
-            `a worker node of ${handle.name} was lost during training (${status.workersAlive}/${wantWorkers} alive) at step ${beat.step}`,
-            beat,
-          );
-        }
-        // queued: Kueue took the cluster back (preemption); its pods are gone.
-        if (status.phase === 'gone' || status.phase === 'failed' || status.phase === 'queued') {
-          throw permanent(
-            ErrorTypes.ClusterLost,
-            `cluster ${handle.name} is ${status.phase} during training: ${status.message ?? ''}`,
-            beat,
-          );
-        }
-        const trained = beat.step > startStep;
-        const firstStepSeconds = (spec.deadlines.firstStepSeconds as number | undefined) ?? 3600; // absent in specs recorded before it existed
-        if (!trained && Date.now() - (beat.submittedAt ?? beat.lastProgressAt) > firstStepSeconds * 1000) {
-          await dashboard.stopJob(id);
-          throw permanent(
-            ErrorTypes.NoProgress,
-            `no training step within deadlines.firstStepSeconds=${firstStepSeconds} s of the submission (model download, worker setup, initial validation); the job was stopped`,
-            beat,
-          );
-        }
-        if (trained && Date.now() - beat.lastProgressAt > spec.deadlines.noProgressSeconds * 1000) {
-          await dashboard.stopJob(id);
-          throw permanent(
-            ErrorTypes.NoProgress,
-            `no new step or checkpoint for deadlines.noProgressSeconds=${spec.deadlines.noProgressSeconds} s (stuck at step ${beat.step}); the job was stopped`,
-            beat,
-          );
-        }
-        // After the last step the job only saves and exits: its end is seen within a quarter second.
-        if (summary.lastStep >= total) endDelays ??= pollDelays(deps.pollIntervalMs);
-        await heartbeatAndWait(beat, endDelays ? endDelays() : deps.pollIntervalMs);
       }
     };
     return stoppingJobOnCancel(dashboard, id, async () => {

@@ -12,7 +12,8 @@ import { backendOf } from './backend-of.js';
 import { rayHeadOf } from './ray-head-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
-import { logTail, runRayJob } from './ray-job.js';
+import { logTail } from '../domain/log-tail.js';
+import { runRayJob } from './ray-job.js';
 import { readTrainerValidation, validationTagsIn } from './validation-log.js';
 import { writeOnce } from './write-once.js';
 

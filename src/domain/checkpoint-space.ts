@@ -11,7 +11,9 @@ export function expectedSaves(
   return periodic + (total % saveFreq === 0 ? 0 : 1);
 }
 
-const gb = (bytes: number) => `${(bytes / 1e9).toFixed(2)} GB`;
+/** Bytes as GB with two decimals, as the messages about checkpoint space print them. */
+export const formatGb = (bytes: number | undefined) =>
+  bytes === undefined ? 'unknown' : `${(bytes / 1e9).toFixed(2)} GB`;
 
 /**
  * Whether the checkpoint volume can hold the run's checkpoints: a warning (never a refusal: the
@@ -25,5 +27,5 @@ export function checkpointSpaceWarning(
 ): string | undefined {
   const needed = saves * perCheckpointBytes;
   if (freeBytes >= needed) return undefined;
-  return `${dir} has ${gb(freeBytes)} free, below the ${gb(needed)} the run's ${saves} checkpoints of ~${gb(perCheckpointBytes)} need; free space or move storage.checkpointDir, or the trainer will fail with a full disk (CheckpointDiskFull)`;
+  return `${dir} has ${formatGb(freeBytes)} free, below the ${formatGb(needed)} the run's ${saves} checkpoints of ~${formatGb(perCheckpointBytes)} need; free space or move storage.checkpointDir, or the trainer will fail with a full disk (CheckpointDiskFull)`;
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
-import { logTail } from '../../src/activities/ray-job.js';
+import { logTail } from '../../src/domain/log-tail.js';
 import { freePortsBelow } from '../../src/backends/local/ports.js';
 import { REPO_ROOT } from '../../src/config.js';
 import { registerSearchAttributes, temporalReachable } from '../../src/cli/dev-server.js';
