@@ -22,6 +22,7 @@ import { Client, Connection } from '@temporalio/client';
 import { startDevServer } from '../src/cli/dev-server.js';
 import { loadConfig } from '../src/config.js';
 import { SweepManifestSchema, type SweepManifest } from '../src/domain/sweep.js';
+import { writeResults } from './results.js';
 
 const numberArg = (i: number, fallback: number) => Number(process.argv[2 + i] ?? fallback);
 const totalSteps = numberArg(0, 128);
@@ -164,16 +165,35 @@ try {
   );
   const connection = await Connection.connect({ address });
   const client = new Client({ connection });
+  const historyEventsPerChild: Record<string, number[]> = {};
   for (const [name, m] of [
     ['grid', plain.manifest],
     ['asha', asha.manifest],
   ] as const) {
     const events = await childEvents(client, m.temporal.workflowId);
+    historyEventsPerChild[name] = events;
     console.log(
       `history events per child (${name}, intermediate reporting ${name === 'asha' ? 'on' : 'off'}): min ${events[0]}, median ${events[events.length >> 1]}, max ${events.at(-1)} over ${events.length}`,
     );
   }
   await connection.close();
+  const side = (m: SweepManifest, wallS: number) => ({
+    wallSeconds: wallS,
+    allocatedGpuSeconds: m.gpuUsage?.allocatedSeconds,
+    busyGpuSeconds: m.gpuUsage?.busySeconds,
+    stoppedEarly: m.counts.stoppedEarly ?? 0,
+    best: m.children.find((c) => c.rank === 1),
+    children: [...m.children].sort((a, b) => a.index - b.index),
+  });
+  writeResults(`asha-vs-grid-${space}`, {
+    settings: { totalSteps, concurrency, trainEnvGroups, gracePeriod, reductionFactor, ashaMetric, space },
+    withoutAsha: side(plain.manifest, plain.wallS),
+    asha: side(asha.manifest, asha.wallS),
+    ashaOverGridGpuSeconds: ratio,
+    gridBestValue: gridBest,
+    gridBestSharedBy: tiedBest,
+    historyEventsPerChild,
+  });
 } finally {
   await server.stop();
 }

@@ -1,8 +1,11 @@
 """Medians and ratios for bench/e2e.sh from its result folder (`/usr/bin/time -v` files, reap-tree
 JSON, gaps JSON). Usage: python3 bench/e2e-summary.py <folder> <n>"""
 
+import datetime
 import json
+import os
 import statistics
+import subprocess
 import sys
 
 folder, n = sys.argv[1], int(sys.argv[2])
@@ -53,3 +56,54 @@ for key in ("readyToFirstStep", "gpuIdleStart", "lastStepToDelete", "gpuIdleEnd"
     values = [g[key] for g in gaps if g[key] is not None]
     print(f"  {key:<44}{statistics.median(values) if values else float('nan'):>8.3f}")
 print("  stage durations: " + ", ".join(f"{k} {statistics.median(g['stages'][k] for g in gaps):.1f}" for k in gaps[0]["stages"]))
+
+# The results file (docs/benchmarks.md): commit, date, machine, load and the numbers above, both
+# sides from this one run of bench/e2e.sh.
+repo = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+
+def git(*args: str) -> str | None:
+    try:
+        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def median_of(key: str) -> float | None:
+    values = [g[key] for g in gaps if g[key] is not None]
+    return statistics.median(values) if values else None
+
+
+status = git("status", "--porcelain", "--untracked-files=no")
+results = {
+    "bench": "e2e",
+    "command": f"bash bench/e2e.sh {n}",
+    "commit": git("rev-parse", "HEAD") or "unknown",
+    "dirty": "unknown" if status is None else status != "",
+    "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+    "machine": {"cpus": os.cpu_count()},
+    "loadavg": {"atEnd": list(os.getloadavg())},
+    "numbers": {
+        "runsEachSide": n,
+        "median": {"orchestrator": med["orch"], "plain": med["plain"]},
+        "ratio": {k: med["orch"][k] / med["plain"][k] for k in ("wall", "cpu", "rss")},
+        "units": {"wall": "s", "cpu": "s (user+sys)", "rss": "MiB, largest process of the tree"},
+        "largestOrchestratorProcessMiB": own_mib,
+        "stageGapsSeconds": {
+            key: statistics.median(g["stageGaps"][key] for g in gaps if key in g["stageGaps"])
+            for key in gaps[0]["stageGaps"]
+        },
+        **{
+            f"{key}Seconds" if key != "historyEvents" else key: median_of(key)
+            for key in ("readyToFirstStep", "gpuIdleStart", "lastStepToDelete", "gpuIdleEnd", "historyEvents")
+        },
+        "stageSeconds": {k: statistics.median(g["stages"][k] for g in gaps) for k in gaps[0]["stages"]},
+        "folder": folder,
+    },
+}
+os.makedirs(os.path.join(repo, "bench", "results"), exist_ok=True)
+path = os.path.join(repo, "bench", "results", "e2e.json")
+with open(path, "w") as f:
+    json.dump(results, f, indent=2)
+    f.write("\n")
+print(f"results: {path}")

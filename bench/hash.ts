@@ -16,6 +16,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { filesUnder } from '../src/activities/checkpoints.js';
 import { checkpointPath } from '../src/domain/paths.js';
 import { createHashCheckpoints, type HashCheckpointsResult } from '../src/activities/hash-checkpoints.js';
+import { writeResults } from './results.js';
 
 const run = promisify(execFile);
 const gib = Number(process.argv[2] ?? 4);
@@ -77,6 +78,18 @@ try {
   console.log(`sha256sum (coreutils, 1 process): ${gbps(best('sha256sum')).toFixed(2)} GB/s`);
   console.log(`hashCheckpoints (node crypto, 8 MiB reads): ${gbps(best('hashCheckpoints')).toFixed(2)} GB/s`);
   console.log(`ratio: ${(best('sha256sum') / best('hashCheckpoints')).toFixed(2)} (goal >= 0.9)`);
+  writeResults('hash', {
+    files: files.length,
+    bytes: total,
+    shards,
+    smallFiles,
+    pageCache: 'warm',
+    bestOf: 2,
+    sha256sumGBps: gbps(best('sha256sum')),
+    hashCheckpointsGBps: gbps(best('hashCheckpoints')),
+    ratio: best('sha256sum') / best('hashCheckpoints'),
+    runs: results,
+  });
 } finally {
   await rm(root, { recursive: true, force: true });
 }

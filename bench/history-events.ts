@@ -10,8 +10,10 @@ import { experimentStart } from '../src/cli/start-options.js';
 import { fakeActivities } from '../test/helpers/fake-activities.js';
 import { testInput } from '../test/helpers/specs.js';
 import { timeSkippingEnv, workflowBundle } from '../test/helpers/temporal.js';
+import { writeResults } from './results.js';
 
 const env = await timeSkippingEnv();
+const rows: { withStartOptions: boolean; events: number; upserts: number; patchMarkers: number }[] = [];
 try {
   const worker = await Worker.create({
     connection: env.nativeConnection,
@@ -32,11 +34,13 @@ try {
       const events = (await handle.fetchHistory()).events ?? [];
       const upserts = events.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes).length;
       const markers = events.filter((e) => e.markerRecordedEventAttributes).length;
+      rows.push({ withStartOptions, events: events.length, upserts, patchMarkers: markers });
       console.log(
         `${withStartOptions ? 'with start options   ' : 'without start options'}: ${events.length} events (${upserts} search-attribute upserts, ${markers} patch markers)`,
       );
     }
   });
+  writeResults('history-events', { rows });
 } finally {
   await env.teardown();
 }

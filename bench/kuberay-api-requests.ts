@@ -12,6 +12,7 @@ import { KubeRayBackend } from '../src/backends/kuberay/kuberay-backend.js';
 import { loadConfig } from '../src/config.js';
 import { startKubeEnv } from '../test/helpers/kube-env.js';
 import { kuberaySpec } from '../test/helpers/kuberay-specs.js';
+import { writeResults } from './results.js';
 
 const seconds = Number(process.env['BENCH_SECONDS'] ?? 330);
 const pollMs = Number(process.env['RAGEN_POLL_INTERVAL_MS'] ?? 2000);
@@ -74,9 +75,21 @@ try {
   );
   const d0 = Date.now();
   await backend.deleteCluster(handle);
+  const deleteSeconds = (Date.now() - d0) / 1000;
   console.log(
-    `delete -> RayCluster and its Pods gone (GC + kubelet termination): ${((Date.now() - d0) / 1000).toFixed(1)} s`,
+    `delete -> RayCluster and its Pods gone (GC + kubelet termination): ${deleteSeconds.toFixed(1)} s`,
   );
+  writeResults('kuberay-api-requests', {
+    kubeEnvStartSeconds: kube.startMs / 1000,
+    createToPodsReadySeconds: (podsReady - t0) / 1000,
+    createToWorkersJoinedSeconds: (joined - t0) / 1000,
+    pollMs,
+    polls,
+    pollSeconds: minutes * 60,
+    kubeApiRequests: requests,
+    kubeApiRequestsPerMinute: requests / minutes,
+    deleteToGoneSeconds: deleteSeconds,
+  });
   backend.close();
 } finally {
   await kube.stop();

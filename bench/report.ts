@@ -11,11 +11,13 @@ import { join } from 'node:path';
 import { reportCommand } from '../src/cli/report.js';
 import { MetricsSeriesSchema } from '../src/domain/metrics-series.js';
 import { testSeries, writeCampaign, writeExperiment, writeSweep } from '../test/helpers/report-fixtures.js';
+import { writeResults } from './results.js';
 
 const steps = Number(process.argv[2] ?? 1000);
 const keys = Number(process.argv[3] ?? 100);
 const root = await mkdtemp(join(tmpdir(), 'bench-report-'));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const pages: { page: string; bytes: number; medianMs: number; runs: number }[] = [];
 
 async function measure(name: string, from: string): Promise<void> {
   const times: number[] = [];
@@ -32,6 +34,7 @@ async function measure(name: string, from: string): Promise<void> {
     console.log = log;
   }
   const bytes = (await stat(out)).size;
+  pages.push({ page: name, bytes, medianMs: median(times), runs: times.length });
   console.log(
     `${name}: ${(bytes / 1024).toFixed(0)} KiB, written in ${median(times).toFixed(0)} ms (median of ${times.length})`,
   );
@@ -58,6 +61,7 @@ try {
   await measure(`experiment (${steps} steps)`, await writeExperiment(root, 'bench-exp', { steps, series }));
   await measure('campaign (3 attempts, 1,000 steps)', await writeCampaign(root));
   await measure('sweep (6 children, top 5 overlaid)', await writeSweep(root));
+  writeResults('report', { steps, keys, seriesBytes, pages });
 } finally {
   await rm(root, { recursive: true, force: true });
 }

@@ -18,6 +18,7 @@ import type { experiment } from '../src/workflows/experiment.js';
 import { testInput, testSpec } from '../test/helpers/specs.js';
 import { startPostgresTemporal } from '../test/helpers/temporal-postgres.js';
 import { workflowBundle } from '../test/helpers/temporal.js';
+import { writeResults } from './results.js';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
 const n = Number(process.argv[2] ?? 40);
@@ -89,6 +90,7 @@ const env = await startPostgresTemporal();
 const connection = await Connection.connect({ address: env.address });
 const client = new Client({ connection, namespace: env.namespace });
 const rows: string[] = [];
+const rounds: object[] = [];
 try {
   const bundlePath = join(dir, 'workflow-bundle.js');
   await writeFile(bundlePath, (await workflowBundle()).code);
@@ -119,6 +121,20 @@ try {
       }
       const row = `| ${workers} | ${n} | ${seconds.toFixed(1)} | ${(n / seconds).toFixed(2)} | ${percentile(latency.activity, 50).toFixed(0)} / ${percentile(latency.activity, 99).toFixed(0)} | ${percentile(latency.workflowTask, 50).toFixed(0)} / ${percentile(latency.workflowTask, 99).toFixed(0)} |`;
       rows.push(row);
+      rounds.push({
+        workers,
+        workflows: n,
+        wallSeconds: seconds,
+        workflowsPerSecond: n / seconds,
+        activityScheduleToStartMs: {
+          p50: percentile(latency.activity, 50),
+          p99: percentile(latency.activity, 99),
+        },
+        workflowTaskScheduleToStartMs: {
+          p50: percentile(latency.workflowTask, 50),
+          p99: percentile(latency.workflowTask, 99),
+        },
+      });
       console.log(row);
     } finally {
       await stopWorkers(children);
@@ -137,6 +153,7 @@ try {
   console.log(
     'Activity schedule-to-start is ~0 ms: eager activity dispatch (the completing worker gets the activity in the reply); the queueing shows in workflow tasks.',
   );
+  writeResults('server-throughput', { server: 'Temporal on PostgreSQL (fake activities)', rounds });
 } finally {
   await connection.close();
   await env.stop();

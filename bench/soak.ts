@@ -30,6 +30,7 @@ import {
 } from '../test/helpers/local-cluster-faults.js';
 import { rayProcesses } from '../test/helpers/processes.js';
 import { sweepInput } from '../test/helpers/sweeps.js';
+import { writeResults } from './results.js';
 import { type FiredFault, type PlannedFault, type RunPlan, expectedOutcome, planRuns } from './soak-plan.js';
 
 const { values: args } = parseArgs({
@@ -468,4 +469,38 @@ const allLost = reports.flatMap((r) => r.stepsLost);
 console.log(
   `\ntotal: ${reports.length}/${runs} runs reported, ${reports.filter((r) => r.outcome === r.expected).length} outcomes as expected; faults fired ${sum((r) => r.fired.length)}, not fired ${sum((r) => r.notFired.length)}; clusters left ${sum((r) => r.clustersLeft)}; Ray processes left ${sum((r) => r.rayLeft)} (machine-wide after the soak: ${leftover.length}); checkpoints lost ${sum((r) => r.lost.length)}, changed ${sum((r) => r.changed.length)}; steps lost per restart max ${allLost.length ? Math.max(...allLost) : 0} over ${allLost.length} restarts (save_freq ${SAVE_FREQ}); detection p50 ${pct(det, 0.5)} s p95 ${pct(det, 0.95)} s max ${pct(det, 1)} s (n=${det.length}); recovery p50 ${pct(rec, 0.5)} s p95 ${pct(rec, 0.95)} s max ${pct(rec, 1)} s (n=${rec.length}); wall ${((Date.now() - started) / 60000).toFixed(1)} min; seed ${seed}`,
 );
+const seconds = (xs: number[], q: number) => (pct(xs, q) === '-' ? null : Number(pct(xs, q)));
+writeResults('soak', {
+  seed,
+  runsPlanned: runs,
+  runsStarted: startedRuns,
+  concurrency,
+  runsReported: reports.length,
+  outcomesAsExpected: reports.filter((r) => r.outcome === r.expected).length,
+  faultsFired: sum((r) => r.fired.length),
+  faultsNotFired: sum((r) => r.notFired.length),
+  clustersLeft: sum((r) => r.clustersLeft),
+  rayProcessesLeft: sum((r) => r.rayLeft),
+  rayProcessesLeftMachineWide: leftover.length,
+  checkpointsLost: sum((r) => r.lost.length),
+  checkpointsChanged: sum((r) => r.changed.length),
+  saveFreq: SAVE_FREQ,
+  stepsLostPerRestartMax: allLost.length ? Math.max(...allLost) : 0,
+  restarts: allLost.length,
+  detectionSeconds: { p50: seconds(det, 0.5), p95: seconds(det, 0.95), max: seconds(det, 1), n: det.length },
+  recoverySeconds: { p50: seconds(rec, 0.5), p95: seconds(rec, 0.95), max: seconds(rec, 1), n: rec.length },
+  wallMinutes: (Date.now() - started) / 60000,
+  runs: sorted.map((r) => ({
+    run: r.plan.index,
+    kind: r.plan.kind,
+    faultsFired: r.fired.map((f) => f.kind),
+    outcome: r.outcome,
+    expected: r.expected,
+    clustersLeft: r.clustersLeft,
+    rayLeft: r.rayLeft,
+    checkpointsLost: r.lost.length,
+    checkpointsChanged: r.changed.length,
+    stepsLost: r.stepsLost,
+  })),
+});
 process.exit(0);

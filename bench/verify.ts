@@ -18,6 +18,7 @@ import { pushImage, pushIndex } from '../test/helpers/oci-images.js';
 import { type RunningRegistry, startRegistry } from '../test/helpers/oci-registry.js';
 import { testSpec } from '../test/helpers/specs.js';
 import { startTokenEndpoint } from '../test/helpers/token-endpoint-standin.js';
+import { writeResults } from './results.js';
 
 const runs = Number(process.argv[2] ?? 21);
 const user = { username: 'bench', password: 'bench-password' };
@@ -74,7 +75,8 @@ try {
   const imageOnly = createVerify({ ...base, backends: { local: fakeBackend(() => readyCluster(2, 2)) } });
   const whole = createVerify({ ...base, backends: createBackends(loadConfig()) });
 
-  const time = async (verify: typeof imageOnly, image: string, n: number) => {
+  const measured: { case: string; medianMs: number; p90Ms: number; minMs: number; runs: number }[] = [];
+  const time = async (verify: typeof imageOnly, image: string, n: number, name: string) => {
     const ms: number[] = [];
     await verify({ spec: testSpec({ image }) }); // warm-up (connection, JIT)
     for (let i = 0; i < n; i++) {
@@ -83,16 +85,19 @@ try {
       ms.push(performance.now() - t0);
     }
     ms.sort((a, b) => a - b);
-    const at = (q: number) => (ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? NaN).toFixed(1);
+    const q = (p: number) => ms[Math.min(ms.length - 1, Math.floor(p * ms.length))] ?? NaN;
+    const at = (p: number) => q(p).toFixed(1);
+    measured.push({ case: name, medianMs: q(0.5), p90Ms: q(0.9), minMs: q(0), runs: n });
     return `median ${at(0.5)} ms, p90 ${at(0.9)} ms, min ${at(0)} ms (${n} runs)`;
   };
   console.log('verify stage against loopback Distribution registries');
   for (const [name, image] of cases)
-    console.log(`  image check, ${name}: ${await time(imageOnly, image, runs)}`);
+    console.log(`  image check, ${name}: ${await time(imageOnly, image, runs, `image check, ${name}`)}`);
   const first = cases[0]?.[1] ?? '';
   console.log(
-    `  whole verify activity, local backend (ray --version + image check): ${await time(whole, first, Math.min(runs, 5))}`,
+    `  whole verify activity, local backend (ray --version + image check): ${await time(whole, first, Math.min(runs, 5), 'whole verify activity, local backend')}`,
   );
+  writeResults('verify', { measured });
 } finally {
   for (const r of registries) await r.stop();
   await tokens.stop();

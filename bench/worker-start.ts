@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../src/config.js';
 import { devServerEnv } from '../test/helpers/temporal.js';
+import { writeResults } from './results.js';
 
 const runs = Number(process.argv[2] ?? 5);
 const prebuilt = join(REPO_ROOT, 'dist', 'workflow-bundle.js');
@@ -61,11 +62,14 @@ try {
     ],
     ['tsx src/worker.ts, bundle on start (dev path)', ['--import', 'tsx', 'src/worker.ts'], {}],
   ];
+  const results: { mode: string; medianSeconds: number; runsSeconds: number[] }[] = [];
   for (const [name, args, extra] of modes) {
     const times: number[] = [];
     for (let i = 0; i < runs; i++) times.push(await startOnce(args, { ...base, ...extra }));
     console.log(`${name.padEnd(46)} median ${median(times).toFixed(2)} s  (runs: ${fmt(times)})`);
+    results.push({ mode: name, medianSeconds: median(times), runsSeconds: times });
   }
+  writeResults('worker-start', { runs, modes: results });
 } finally {
   await env.teardown();
 }
