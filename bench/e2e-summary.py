@@ -74,7 +74,7 @@ def median_of(key: str) -> float | None:
     return statistics.median(values) if values else None
 
 
-status = git("status", "--porcelain", "--untracked-files=no")
+status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/results")
 results = {
     "bench": "e2e",
     "command": f"bash bench/e2e.sh {n}",

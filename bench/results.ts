@@ -28,12 +28,12 @@ export function writeResults(name: string, numbers: unknown): string {
   const dir = join(repoRoot, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${name}.json`);
-  const status = git(['status', '--porcelain', '--untracked-files=no']);
+  const status = git(['status', '--porcelain', '--untracked-files=no', '--', '.', ':!bench/results']);
   const record = {
     bench: name,
     command: ['npx', 'tsx', ...process.argv.slice(1).map((a) => a.replace(`${repoRoot}/`, ''))],
     commit: git(['rev-parse', 'HEAD']) ?? 'unknown',
-    // Uncommitted changes to tracked files: the numbers are of code that no commit holds.
+    // Uncommitted changes to tracked files (results files aside): numbers of code no commit holds.
     dirty: status === undefined ? 'unknown' : status !== '',
     startedAt,
     date: new Date().toISOString(),
