@@ -105,7 +105,7 @@ export function describeUserError(
   if (attribute) {
     const ns = ctx?.namespace ?? 'default';
     return {
-      message: `search attribute ${attribute} is not registered in namespace '${ns}': register the project's search attributes (README, "Search attributes": temporal operator search-attribute create --namespace ${ns} ...), or use 'ragen-orchestrator dev', whose server registers them`,
+      message: `search attribute ${attribute} is not registered in namespace '${ns}': register the project's search attributes (docs/operations.md, "Search attributes": temporal operator search-attribute create --namespace ${ns} ...), or use 'ragen-orchestrator dev', whose server registers them`,
       exitCode: 1,
     };
   }

@@ -2,7 +2,7 @@ import { type SearchAttributePair, SearchAttributeType, defineSearchAttributeKey
 
 /**
  * The project's custom search attributes: the one list that the dev server we start, the test
- * servers, the README's `temporal operator search-attribute create` lines and the workflows use.
+ * servers, docs/operations.md's `temporal operator search-attribute create` lines and the workflows use.
  * A server fails the workflow task that upserts an unregistered attribute (and refuses a start that
  * sets one), so every namespace the workflows run in must register all of them.
  */

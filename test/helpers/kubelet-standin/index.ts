@@ -45,7 +45,7 @@ import { podStatus } from './pod-status.js';
  * - garbage collector: a Pod or Service whose every ownerReference points at an object that no
  *   longer exists (a deleted RayCluster) is deleted, as kube-controller-manager's GC does.
  *
- * Substituted, the full list (also in the README):
+ * Substituted, the full list (also in docs/testing.md):
  * 1. Images: nothing is pulled; the host's files play the image's. The venv's bin directory is
  *    first on every container's PATH, so the image's `ray` and `python` are the venv's (same Ray).
  * 2. Root filesystem: shared with the host, except a private /tmp per container and the Pod's
