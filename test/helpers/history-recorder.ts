@@ -1,10 +1,15 @@
 import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { format, resolveConfig } from 'prettier';
 import type { Activities } from '../../src/activities/index.js';
-import { timeSkippingEnv, workflowBundle } from './temporal.js';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { type ScheduledAction, createSchedule, triggerSchedule } from '../../src/cli/schedule.js';
+import type { ScheduleRequest } from '../../src/domain/schedule.js';
+import { devServerEnv, timeSkippingEnv, workflowBundle } from './temporal.js';
 
 /** Where the replay test finds the histories; a file's name (without .json) is its workflow id. */
 export const historiesDir = new URL('../workflows/histories/', import.meta.url);
@@ -20,56 +25,99 @@ export interface Recording {
   drive?: (handle: WorkflowHandle, client: Client) => Promise<void>;
   /** Child workflows (from the parent's result) whose histories are worth keeping too. */
   children?: (result: unknown) => string[];
+  /**
+   * Started by a Temporal Schedule (id `workflowId`) and its trigger instead: the run's id is the
+   * server's (`<kind>-<name>-<time>`). Needs the dev server (the time-skipping one has no schedules).
+   */
+  schedule?: Omit<ScheduleRequest, 'scheduleId'>;
 }
 
 /** A scenario gets the client (stand-in trainers signal their workflow) and returns its recording. */
 export type Scenario = (client: () => Client) => Recording;
 
+/** A history's file name: its workflow id, URI-encoded (a scheduled run's id holds its time). */
+export const historyFileName = (workflowId: string): string => `${encodeURIComponent(workflowId)}.json`;
+
 /**
- * Runs each scenario to its end on one time-skipping server and writes each history (and the
- * chosen children's) as JSON into test/workflows/histories/. A failed or cancelled end is a
- * scenario's purpose, not an error; a run that is still open is.
+ * Runs each scenario to its end and writes each history (and the chosen children's) as JSON into
+ * test/workflows/histories/: on the time-skipping server, or on the dev server where a Schedule
+ * starts the run. A failed or cancelled end is a scenario's purpose, not an error; a run that is
+ * still open is.
  */
 export async function recordHistories(scenarios: Record<string, Scenario>): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') }); // failed and cancelled runs are on purpose
   await mkdir(historiesDir, { recursive: true });
-  const env = await timeSkippingEnv();
-  try {
-    for (const [name, scenario] of Object.entries(scenarios)) {
-      const r = scenario(() => env.client);
-      const taskQueue = `record-${name}`;
-      const worker = await Worker.create({
-        connection: env.nativeConnection,
-        taskQueue,
-        workflowBundle: await workflowBundle(),
-        activities: r.activities,
-      });
-      const ids = await worker.runUntil(async () => {
-        const handle = await env.client.workflow.start(r.workflowType, {
+  // The client is bound late: the scenarios built now run on whichever server they need.
+  let client: Client | undefined;
+  const built = Object.entries(scenarios).map(([name, scenario]) => ({ name, r: scenario(() => client!) }));
+  const byServer = [
+    { start: timeSkippingEnv, list: built.filter(({ r }) => !r.schedule) },
+    { start: () => devServerEnv(), list: built.filter(({ r }) => r.schedule) },
+  ];
+  for (const { start, list } of byServer) {
+    if (list.length === 0) continue;
+    const env = await start();
+    client = env.client;
+    try {
+      for (const { name, r } of list) await recordOne(env, name, r);
+    } finally {
+      await env.teardown();
+    }
+  }
+}
+
+async function recordOne(env: TestWorkflowEnvironment, name: string, r: Recording): Promise<void> {
+  const taskQueue = `record-${name}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities: r.activities,
+  });
+  const ids = await worker.runUntil(async () => {
+    const handle = r.schedule
+      ? await startBySchedule(env.client, r, taskQueue)
+      : await env.client.workflow.start(r.workflowType, {
           taskQueue,
           workflowId: r.workflowId,
           args: r.args,
         });
-        await r.drive?.(handle, env.client);
-        const result: unknown = await handle.result().catch(() => undefined);
-        const { status } = await handle.describe();
-        if (status.name === 'RUNNING') throw new Error(`${r.workflowId} is still running`);
-        return [r.workflowId, ...(r.children?.(result) ?? [])];
-      });
-      for (const id of ids) await save(env.client, id);
-    }
+    await r.drive?.(handle, env.client);
+    const result: unknown = await handle.result().catch(() => undefined);
+    const { status } = await handle.describe();
+    if (status.name === 'RUNNING') throw new Error(`${handle.workflowId} is still running`);
+    return [handle.workflowId, ...(r.children?.(result) ?? [])];
+  });
+  for (const id of ids) await save(env.client, id);
+}
+
+/** Creates the schedule, fires it once (trigger), and hands back the run it started; the schedule is deleted. */
+async function startBySchedule(client: Client, r: Recording, taskQueue: string): Promise<WorkflowHandle> {
+  const request = { ...r.schedule!, scheduleId: r.workflowId };
+  const action = { kind: r.workflowType, input: r.args[0] } as ScheduledAction;
+  await createSchedule(client, request, action, taskQueue);
+  const schedule = client.schedule.getHandle(request.scheduleId);
+  try {
+    await triggerSchedule(client, request.scheduleId);
+    let started: string | undefined;
+    await until('the scheduled run', async () => {
+      started = (await schedule.describe()).info.recentActions[0]?.action.workflow.workflowId;
+      return started !== undefined;
+    });
+    return client.workflow.getHandle(started!);
   } finally {
-    await env.teardown();
+    await schedule.delete();
   }
 }
 
 async function save(client: Client, workflowId: string): Promise<void> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const file = new URL(`${workflowId}.json`, historiesDir);
+  // A path, not a URL: a URL would decode the %3A of a scheduled run's id back into a colon.
+  const file = join(fileURLToPath(historiesDir), historyFileName(workflowId));
   // Written as Prettier writes it, so `prettier --check` passes on the recorded files as they are.
-  const options = await resolveConfig(file.pathname);
+  const options = await resolveConfig(file);
   await writeFile(file, await format(historyToJSON(history), { ...options, parser: 'json' }));
-  console.log(`${workflowId}.json: ${history.events?.length} events`);
+  console.log(`${historyFileName(workflowId)}: ${history.events?.length} events`);
 }
 
 /** Polls `ok` every 20 ms (real time: the stand-in activities run in real time). */

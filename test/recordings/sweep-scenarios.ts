@@ -42,6 +42,18 @@ function ashaTrainer(client: () => Client): Activities['train'] {
   };
 }
 
+/** Every child's training fails for good. */
+const failingChildren = () =>
+  fakeActivities({
+    train: async () => {
+      throw ApplicationFailure.create({
+        type: ErrorTypes.TrainingFailed,
+        message: 'stand-in trainer exited 1',
+        nonRetryable: true,
+      });
+    },
+  }).activities;
+
 const byOutcome = (outcome: string) => (result: unknown) =>
   ((result as SweepResult | undefined)?.ranked ?? [])
     .filter((c) => c.outcome === outcome)
@@ -85,16 +97,26 @@ export const sweepScenarios: Record<string, Scenario> = {
     workflowId: 'sweep-failure-budget-exhausted',
     workflowType: 'sweep',
     args: [sweepInput(seedSweep([1, 2, 3, 4], { concurrency: 1, failureBudget: 2 }))],
-    activities: fakeActivities({
-      train: async () => {
-        throw ApplicationFailure.create({
-          type: ErrorTypes.TrainingFailed,
-          message: 'stand-in trainer exited 1',
-          nonRetryable: true,
-        });
-      },
-    }).activities,
+    activities: failingChildren(),
   }),
+
+  // Started by a Schedule (the memo it puts on the run): the failed sweep tells the schedule's
+  // `paused` event; tracked and notified, so the parent's tracker run and the posts are recorded.
+  'sweep-scheduled': () => {
+    const sweep = seedSweep([1, 2], { concurrency: 1, failureBudget: 1 });
+    sweep.base = {
+      ...sweep.base,
+      tracking: { mlflow: { uri: 'http://127.0.0.1:1', experiment: 'recorded' } },
+      notify: [{ url: 'http://127.0.0.1:1/hook' }],
+    };
+    return {
+      workflowId: 'sweep-scheduled',
+      workflowType: 'sweep',
+      args: [sweepInput(sweep)],
+      activities: failingChildren(),
+      schedule: { every: '24h', overlap: 'skip', catchupWindow: '1m', pauseOnFailure: true },
+    };
+  },
 
   'sweep-limits-set': () => {
     let trainsStarted = 0;
