@@ -15,7 +15,7 @@ import {
 import type { ExperimentInput, ExperimentResult } from '../domain/experiment-input.js';
 import { ErrorTypes } from '../domain/error-types.js';
 import { type ExperimentSpec, workerGpus } from '../domain/experiment.js';
-import { type GpuUsage, sumGpuUsage, usageOfResult } from '../domain/gpu-usage.js';
+import { type GpuUsage, sumGpuUsage } from '../domain/gpu-usage.js';
 import {
   type ChildOutcome,
   type SweepInput,
@@ -239,7 +239,7 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
           successRate: r.validation.successRate,
           manifestPath: r.archive.manifestPath,
           error: paused ? 'paused by hand before validation' : undefined,
-          ...gpuFields(usageOfResult(r, workerGpus(applied.spec))),
+          ...gpuFields(r.gpuUsage),
           ...lastIntermediate(index),
           ...(r.stoppedEarly
             ? { stoppedEarly: { rung: r.stoppedEarly.rung, reason: r.stoppedEarly.reason } }
@@ -258,7 +258,7 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
           successRate: r?.validation.successRate,
           manifestPath: r?.archive.manifestPath,
           error: shortError(failure.message),
-          ...gpuFields(r?.stages ? usageOfResult(r, workerGpus(applied.spec)) : undefined),
+          ...gpuFields(r?.gpuUsage),
           ...lastIntermediate(index),
         }),
       );
