@@ -65,8 +65,8 @@ const RESUBMITTABLE: ReadonlySet<string> = new Set([
  * archive, in order. Teardown runs in a non-cancellable scope on success, failure and cancel;
  * training, validation, archive and teardown outcomes are recorded separately. Deadlines (join,
  * whole run) are durable timers; the no-progress watchdog lives in the train activity.
- * Queries: status, stage, lastStep. Cancel is graceful: the job
- * stops, checkpoints stay, the manifest records what exists, the cluster is deleted.
+ * Queries: status, stage, lastStep. Cancel is graceful: the job stops, checkpoints stay, the
+ * manifest records what exists, the cluster is deleted.
  * Signal `stopAtNextCheckpoint` (a campaign's pause): training stops once a checkpoint newer than
  * the one at signal time exists, validation is skipped, and the run ends `paused` after teardown.
  * A child of a campaign forwards its progress signals to the parent, so the campaign's query is live.
