@@ -5,36 +5,22 @@ import { dirname } from 'node:path';
 import { MetricsSummarySchema, type MetricsSummary } from '../domain/metrics-series.js';
 import { manifestPath, metricsSummaryPath } from '../domain/paths.js';
 import type { CheckpointRecord } from '../domain/results.js';
-import { checkpointSteps, hashCheckpoint, readTracker } from './checkpoints.js';
 import { permanent } from './failures.js';
-import { heartbeatPerFile } from './heartbeat-loop.js';
 import { writeOnce } from './write-once.js';
 
 /**
- * Stage 7. Record every checkpoint at or below the tracker's step with its hashes: those the
- * hashCheckpoints activity put in the ledger (`checkpoints`), else hashed here (histories from
- * before that activity). Validate the manifest with its zod
- * schema and write it atomically, exactly once: a retry that finds the same content succeeds, a
- * different existing manifest is never overwritten (ManifestExists). Hashing profile: one
- * heartbeat `{step, file}` per hashed file.
+ * Stage 7. Record the complete checkpoints with the hashes the hashCheckpoints activity put in the
+ * ledger (`checkpoints`). Validate the manifest with its zod schema and write it atomically,
+ * exactly once: a retry that finds the same content succeeds, a different existing manifest is
+ * never overwritten (ManifestExists).
  */
 export function createArchive() {
   return async function archive(input: {
     draft: ManifestDraft;
     archiveDir: string;
-    checkpoints?: CheckpointRecord[];
+    checkpoints: CheckpointRecord[];
   }): Promise<{ manifestPath: string; sha256: string; checkpoints: number }> {
-    const { draft } = input;
-    let checkpoints = input.checkpoints;
-    if (!checkpoints) {
-      const tracker = await readTracker(draft.checkpointDir);
-      const steps = (await checkpointSteps(draft.checkpointDir)).filter(
-        (s) => tracker !== undefined && s <= tracker,
-      );
-      checkpoints = [];
-      for (const step of steps)
-        checkpoints.push(await hashCheckpoint(draft.checkpointDir, step, heartbeatPerFile(step)));
-    }
+    const { draft, checkpoints } = input;
     const path = manifestPath(input.archiveDir, draft.experiment, draft.temporal.workflowId);
     const metrics = await readMetricsSummary(dirname(path));
     // writtenAt is fixed by the workflow's stage record, so a retry produces the same bytes.

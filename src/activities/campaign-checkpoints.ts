@@ -78,7 +78,8 @@ export async function filesChanged(entry: CheckpointRecord): Promise<string | un
  * still have the paths, sizes and times they had when hashed; one whose files changed or vanished is
  * reported as untrusted and skipped (the next lower one is tried). Idempotent; reads only, besides
  * the ledger file, and deletes nothing.
- * Fallback hashing (histories from before that activity) heartbeats `{step, file}` per file.
+ * A complete checkpoint the ledger does not hold yet is hashed here (normally there is none: the
+ * workflows run hashCheckpoints first), heartbeating `{step, file}` per file.
  */
 export function createLatestCompleteCheckpoint() {
   return async function latestCompleteCheckpoint(input: {

@@ -155,7 +155,7 @@ export function createTrain(deps: ActivityDeps) {
       return { job };
     };
     const env: Record<string, string> = {};
-    if ((spec.trainer.loggers as string[] | undefined)?.includes('file')) {
+    if (spec.trainer.loggers.includes('file')) {
       // verl 0.6 opens the file logger's path without creating its directory.
       await mkdir(checkpointDir, { recursive: true });
       env['VERL_FILE_LOGGER_PATH'] = metricsPath(checkpointDir);

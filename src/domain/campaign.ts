@@ -50,7 +50,7 @@ export const AttemptRecordSchema = z.strictObject({
   submits: z.number().optional(),
   /** Cluster GPUs x train-stage seconds (or the attempt's wall time when the child reported no stages). */
   gpuSeconds: z.number(),
-  /** Allocated (cluster lifetime) and busy GPU-seconds of the attempt; absent in older records. */
+  /** Allocated (cluster lifetime) and busy GPU-seconds of the attempt; absent when the child returned no result. */
   gpuUsage: GpuUsageSchema.optional(),
   stages: z.array(StageRecordSchema).optional(),
   startedAt: z.string(),

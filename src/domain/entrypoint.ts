@@ -25,8 +25,7 @@ export function withInterpreter(spec: ExperimentSpec, argv: readonly string[]): 
  */
 export function trainArgv(spec: ExperimentSpec, checkpointDir: string, resume: ResumeFrom): string[] {
   const t = spec.trainer;
-  // A spec recorded before `loggers` existed (a replayed history) has none: console, the default.
-  const loggers: readonly string[] = (t.loggers as typeof t.loggers | undefined) ?? ['console'];
+  const loggers: readonly string[] = t.loggers;
   const argv = [
     ...withInterpreter(spec, t.entrypoint ?? defaultEntrypoint(spec.backend)),
     '--config-name',

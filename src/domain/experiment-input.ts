@@ -59,8 +59,8 @@ export const ExperimentResultSchema = z.strictObject({
   submits: z.number(),
   /** The run in the experiment tracker (spec `tracking`); absent when none is configured. */
   tracking: TrackingOutcomeSchema.optional(),
-  /** GPU-seconds after teardown (absent in results of older runs). */
-  gpuUsage: GpuUsageSchema.optional(),
+  /** GPU-seconds after teardown. */
+  gpuUsage: GpuUsageSchema,
   stoppedEarly: StoppedEarlySchema.optional(),
 });
 export type ExperimentResult = z.infer<typeof ExperimentResultSchema>;

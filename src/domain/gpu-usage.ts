@@ -105,15 +105,3 @@ function withCost(usage: GpuUsage, cost: Cost | undefined): GpuUsage {
       : {}),
   };
 }
-
-/** A finished experiment's usage: its own record, else computed from its stages (results of older runs). */
-export function usageOfResult(
-  result: { gpuUsage?: GpuUsage; stages: readonly StageRecord[] },
-  gpus: number,
-  cost?: Cost,
-): GpuUsage {
-  const last = result.stages.at(-1);
-  return (
-    result.gpuUsage ?? gpuUsageOfStages(result.stages, gpus, last?.endedAt ?? last?.startedAt ?? '', cost)
-  );
-}

@@ -244,8 +244,8 @@ export const SweepStatusSchema = z.strictObject({
   stoppedByFailureBudget: z.boolean(),
   runs: z.number(),
   best: z.strictObject({ index: z.number(), workflowId: z.string(), value: z.number() }).optional(),
-  /** The limits in force (they change with `sweep set`); absent in answers of older sweeps. */
-  concurrency: z.number().optional(),
+  /** The limits in force (they change with `sweep set`). */
+  concurrency: z.number(),
   failureBudget: z.number().optional(),
 });
 export type SweepStatus = z.infer<typeof SweepStatusSchema>;

@@ -22,8 +22,7 @@ export interface TrainRun {
   startStep: number;
   /** Worker nodes the cluster was made with: fewer alive means one was lost. */
   wantWorkers: number;
-  /** firstStepSeconds is absent in specs recorded before it existed. */
-  deadlines: { noProgressSeconds: number; firstStepSeconds?: number };
+  deadlines: { noProgressSeconds: number; firstStepSeconds: number };
 }
 
 /** The driver log so far, as src/activities/train-log.ts parses it. */
@@ -236,7 +235,7 @@ function judgeCluster(run: TrainRun, cluster: ClusterSeen, beat: TrainHeartbeat)
  * worker setup, initial validation), then deadlines.noProgressSeconds between steps or checkpoints.
  */
 function watchdog(run: TrainRun, beat: TrainHeartbeat, now: number): TrainFailure | undefined {
-  const firstStepSeconds = run.deadlines.firstStepSeconds ?? 3600;
+  const { firstStepSeconds } = run.deadlines;
   const { noProgressSeconds } = run.deadlines;
   if (!hasTrained(beat, run.startStep)) {
     if (now - (beat.submittedAt ?? beat.lastProgressAt) <= firstStepSeconds * 1000) return undefined;

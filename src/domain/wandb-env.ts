@@ -24,7 +24,7 @@ export function wandbRunId(id: string): string {
  * the local backend; on kuberay it comes from a Secret (`kuberay.head.env`), never from the spec.
  */
 export function wandbJobEnv(spec: ExperimentSpec, ids: WandbIds): Record<string, string> {
-  if (!(spec.trainer.loggers as string[] | undefined)?.includes('wandb')) return {};
+  if (!spec.trainer.loggers.includes('wandb')) return {};
   const w = spec.tracking?.wandb;
   const env: Record<string, string> = {
     WANDB_RUN_ID: wandbRunId(ids.campaignId ?? ids.workflowId),

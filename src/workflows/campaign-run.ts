@@ -12,7 +12,7 @@ import { ErrorTypes } from '../domain/error-types.js';
 import type { ExperimentResult } from '../domain/experiment-input.js';
 import { workerGpus } from '../domain/experiment.js';
 import type { TrackingOutcome } from '../domain/tracking.js';
-import { gpuUsageOfStages, sumGpuUsage } from '../domain/gpu-usage.js';
+import { sumGpuUsage } from '../domain/gpu-usage.js';
 import { ledgerPath, manifestPath, runCheckpointDir } from '../domain/paths.js';
 import { secondsBetween } from './clock.js';
 import type { ChangingAttributes } from './visibility.js';
@@ -203,9 +203,7 @@ export function attemptRecord(
       result?.archive.manifestPath ?? manifestPath(spec.storage.archiveDir, spec.name, a.workflowId),
     submits: result?.submits,
     gpuSeconds: result ? run.gpus * trainSeconds : run.gpus * secondsBetween(a.startedAt, a.endedAt),
-    gpuUsage: result
-      ? (result.gpuUsage ?? gpuUsageOfStages(result.stages, run.gpus, a.endedAt, spec.cost))
-      : undefined,
+    gpuUsage: result?.gpuUsage,
     stages: result?.stages,
     startedAt: a.startedAt,
     endedAt: a.endedAt,

@@ -6,7 +6,6 @@ import {
   ContinueAsNew,
   continueAsNew,
   isCancellation,
-  patched,
   setHandler,
   startChild,
   workflowInfo,
@@ -44,18 +43,12 @@ import type { experiment } from './experiment.js';
 import { unwrapFailure } from './failure-info.js';
 import { metricsSeriesPath, runArchiveDir } from '../domain/paths.js';
 import {
-  CHECKPOINT_RETENTION_PATCH,
-  HASH_CHECKPOINTS_PATCH,
   applyCheckpointRetention,
   archiveCampaign,
   hashCheckpoints,
   latestCompleteCheckpoint,
 } from './policies.js';
-import {
-  GPU_SECONDS_ATTRIBUTE_PATCH,
-  SearchAttributes as K,
-  startSearchAttributes,
-} from './search-attributes.js';
+import { SearchAttributes as K, startSearchAttributes } from './search-attributes.js';
 import { sumGpuUsage } from '../domain/gpu-usage.js';
 import { logStage } from './stage-log.js';
 import { statusQuery } from './status-query.js';
@@ -201,13 +194,11 @@ async function findLatestCheckpoint(run: CampaignRun): Promise<LatestCheckpoint[
 
 async function refreshCheckpoints(run: CampaignRun): Promise<LatestCheckpoint['latest']> {
   // New checkpoints are hashed once into the ledger (heartbeating); finding the latest only reads it.
-  if (patched(HASH_CHECKPOINTS_PATCH)) {
-    await hashCheckpoints({
-      checkpointDir: run.checkpointDir,
-      ledgerPath: run.ledgerPath,
-      now: workflowNowIso(),
-    });
-  }
+  await hashCheckpoints({
+    checkpointDir: run.checkpointDir,
+    ledgerPath: run.ledgerPath,
+    now: workflowNowIso(),
+  });
   run.checkpoints = await latestCompleteCheckpoint({
     checkpointDir: run.checkpointDir,
     ledgerPath: run.ledgerPath,
@@ -222,7 +213,7 @@ async function refreshCheckpoints(run: CampaignRun): Promise<LatestCheckpoint['l
 /** storage.retain: delete what it does not keep, never the resume candidate or a validated checkpoint. */
 async function retainCheckpoints(run: CampaignRun): Promise<void> {
   const { retain } = run.input.spec.storage;
-  if (!retain || !patched(CHECKPOINT_RETENTION_PATCH)) return;
+  if (!retain) return;
   const latest = run.checkpoints.latest;
   const validated = run.state.attempts
     .filter((a) => a.outcome === 'succeeded' && a.finalStep !== undefined)
@@ -379,8 +370,7 @@ async function writeCampaignManifest(run: CampaignRun): Promise<void> {
   run.live.phase = 'done';
   logStage('done', run.state.attempts.length, { outcome: run.outcome });
   run.visible?.set(K.stage, 'done').set(K.outcome, run.outcome);
-  if (run.visible && patched(GPU_SECONDS_ATTRIBUTE_PATCH))
-    run.visible.set(K.gpuSeconds, sumGpuUsage(run.state.attempts.map((a) => a.gpuUsage)).allocatedSeconds);
+  run.visible?.set(K.gpuSeconds, sumGpuUsage(run.state.attempts.map((a) => a.gpuUsage)).allocatedSeconds);
   run.visible?.flush(); // batched with the next activity
   run.state.historyEventsPerRun.push(workflowInfo().historyLength);
   await CancellationScope.nonCancellable(async () => {

@@ -7,9 +7,7 @@ export const progressSignal = defineSignal<[Progress]>(PROGRESS_SIGNAL);
 /** `status` is answered by every workflow kind; for an experiment its `kind` is 'experiment'. */
 export { statusQuery } from './status-query.js';
 export const stageQuery = defineQuery<string>('stage');
-export const joinedWorkersQuery = defineQuery<number>('joinedWorkers');
 export const lastStepQuery = defineQuery<number>('lastStep');
-export const lastCheckpointQuery = defineQuery<number>('lastCheckpoint');
 /** Asked by the train activity on a checkpoint it would not signal: does a pause wait for one? */
 export const stopAtCheckpointPendingQuery = defineQuery<boolean>(STOP_AT_CHECKPOINT_PENDING_QUERY);
 

@@ -1,14 +1,10 @@
-import { patched, setCurrentDetails } from '@temporalio/workflow';
+import { setCurrentDetails } from '@temporalio/workflow';
 import { workerGpus } from '../domain/experiment.js';
 import { gpuUsageOfStages } from '../domain/gpu-usage.js';
 import { manifestPath } from '../domain/paths.js';
 import type { StageName } from '../domain/results.js';
 import type { ExperimentRun } from './experiment-run.js';
-import {
-  GPU_SECONDS_ATTRIBUTE_PATCH,
-  SearchAttributes as K,
-  type VisibleStage,
-} from './search-attributes.js';
+import { SearchAttributes as K, type VisibleStage } from './search-attributes.js';
 import { ChangingAttributes } from './visibility.js';
 
 /**
@@ -69,7 +65,7 @@ export class ExperimentVisibility {
     this.stage = visibleStageOf(stage, this.stage);
     this.attrs.set(K.stage, this.stage);
     if (stage === 'done' && this.run.outcome) this.attrs.set(K.outcome, this.run.outcome);
-    if (stage === 'done' && patched(GPU_SECONDS_ATTRIBUTE_PATCH)) {
+    if (stage === 'done') {
       const { stages, input } = this.run;
       const last = stages.at(-1);
       const usage = gpuUsageOfStages(stages, workerGpus(input.spec), last?.endedAt ?? last?.startedAt ?? '');

@@ -4,7 +4,6 @@ import {
   condition,
   getExternalWorkflowHandle,
   isCancellation,
-  patched,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -18,8 +17,6 @@ import { workflowNowIso } from './clock.js';
 import { waitForAdmission } from './admission.js';
 import { withDeadline } from './deadline.js';
 import {
-  joinedWorkersQuery,
-  lastCheckpointQuery,
   lastStepQuery,
   progressSignal,
   stageQuery,
@@ -28,7 +25,7 @@ import {
   stopAtNextCheckpointSignal,
   stopEarlySignal,
 } from './definitions.js';
-import { INTERMEDIATE_RESULTS_PATCH, intermediateResultSignal } from './sweep-definitions.js';
+import { intermediateResultSignal } from './sweep-definitions.js';
 import {
   type ExperimentRun,
   buildManifestDraft,
@@ -43,8 +40,6 @@ import { notifyScheduleWillPause } from './schedule-pause.js';
 import { trackExperiment, wandbIds } from './tracking.js';
 import { progressFromTrainResult } from './train-progress.js';
 import {
-  HASH_CHECKPOINTS_PATCH,
-  TEARDOWN_BEFORE_ARCHIVE_PATCH,
   allReduceCheck,
   archive,
   awaitJoin,
@@ -67,11 +62,11 @@ const RESUBMITTABLE: ReadonlySet<string> = new Set([
 
 /**
  * One experiment: preflight, verify, submit, join (+ all-reduce), train, validate, teardown,
- * archive, in order (runs recorded before: archive, then teardown). Teardown runs in a non-cancellable scope on success, failure and cancel;
+ * archive, in order. Teardown runs in a non-cancellable scope on success, failure and cancel;
  * training, validation, archive and teardown outcomes are recorded separately. Deadlines (join,
  * whole run) are durable timers; the no-progress watchdog lives in the train activity.
- * Queries: status, stage, joinedWorkers, lastStep, lastCheckpoint. Cancel is graceful: the job
- * stops, checkpoints stay, the manifest records what exists, the cluster is deleted.
+ * Queries: status, stage, lastStep. Cancel is graceful: the job stops, checkpoints stay, the
+ * manifest records what exists, the cluster is deleted.
  * Signal `stopAtNextCheckpoint` (a campaign's pause): training stops once a checkpoint newer than
  * the one at signal time exists, validation is skipped, and the run ends `paused` after teardown.
  * A child of a campaign forwards its progress signals to the parent, so the campaign's query is live.
@@ -87,13 +82,8 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
     if (await trainStage(run)) await validateStage(run);
   });
   // Hashing and archiving read shared storage only: the cluster (its GPUs) is freed first.
-  if (patched(TEARDOWN_BEFORE_ARCHIVE_PATCH)) {
-    await teardownStage(run);
-    await archiveStage(run);
-  } else {
-    await archiveStage(run);
-    await teardownStage(run);
-  }
+  await teardownStage(run);
+  await archiveStage(run);
   markDone(run);
   // After teardown: a slow or unreachable tracker never keeps a cluster (and its GPUs) waiting.
   run.tracking = await trackExperiment(run.input.spec.tracking?.mlflow, run.archive.manifestPath);
@@ -123,7 +113,7 @@ function answerQueriesAndSignals(run: ExperimentRun): void {
         .catch(() => undefined);
     }
     // A sweep with a scheduler asked for each in-loop validation: one signal per validation.
-    if (parent && p.validation && run.input.reportValidations && patched(INTERMEDIATE_RESULTS_PATCH)) {
+    if (parent && p.validation && run.input.reportValidations) {
       parent
         .signal(intermediateResultSignal, { workflowId: run.ids.workflowId, ...p.validation })
         .catch(() => undefined);
@@ -137,9 +127,7 @@ function answerQueriesAndSignals(run: ExperimentRun): void {
   });
   setHandler(statusQuery, () => ({ kind: 'experiment', ...status }));
   setHandler(stageQuery, () => status.stage);
-  setHandler(joinedWorkersQuery, () => status.joinedWorkers);
   setHandler(lastStepQuery, () => status.lastStep);
-  setHandler(lastCheckpointQuery, () => status.lastCheckpointStep);
   setHandler(stopAtCheckpointPendingQuery, () => run.stopAfterCheckpoint !== undefined);
 }
 
@@ -362,15 +350,11 @@ async function archiveStage(run: ExperimentRun): Promise<void> {
     const written = await CancellationScope.nonCancellable(() =>
       stage(run, 'archive', async () => {
         // Hashing is its own long-running activity; the archive reuses the ledger's hashes.
-        const checkpoints = patched(HASH_CHECKPOINTS_PATCH)
-          ? (
-              await hashCheckpoints({
-                checkpointDir: run.checkpointDir,
-                ledgerPath: ledger,
-                now: workflowNowIso(),
-              })
-            ).checkpoints
-          : undefined;
+        const { checkpoints } = await hashCheckpoints({
+          checkpointDir: run.checkpointDir,
+          ledgerPath: ledger,
+          now: workflowNowIso(),
+        });
         return archive({ draft: buildManifestDraft(run), archiveDir, checkpoints });
       }),
     );

@@ -1,14 +1,13 @@
-import { CancellationScope, log, patched, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, log, workflowInfo } from '@temporalio/workflow';
 import { type NotificationDraft, targetsFor } from '../domain/notification.js';
 import type { NotifyEvent, NotifyTarget } from '../domain/tracking.js';
 import { unwrapFailure } from './failure-info.js';
-import { NOTIFY_PATCH, notify } from './policies.js';
+import { notify } from './policies.js';
 
 /**
  * Posts `event` to every `notify` target that asked for it, one activity per target (a target
  * that is down does not make the others post again). Never cancelled, never fatal: a delivery
- * that fails after the activity's bounded retries is logged and the outcome stays. Behind the
- * `notify` patch, asked only when a target wants the event, so older histories replay.
+ * that fails after the activity's bounded retries is logged and the outcome stays.
  */
 export async function notifyTargets(
   targets: NotifyTarget[] | undefined,
@@ -16,7 +15,7 @@ export async function notifyTargets(
   event: NotifyEvent,
 ): Promise<void> {
   const wanted = targetsFor(targets, event);
-  if (wanted.length === 0 || !patched(NOTIFY_PATCH)) return;
+  if (wanted.length === 0) return;
   const { workflowId, runId, namespace } = workflowInfo();
   // The id is this workflow's, or (a schedule's event) the schedule's; the run id keeps keys apart.
   const full: NotificationDraft = { ...draft, id: draft.id ?? workflowId, runId, namespace, event };

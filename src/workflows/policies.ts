@@ -85,16 +85,3 @@ export const { train } = bind('longRunning');
 export const { submitCluster } = bind('clusterStart');
 export const { teardown } = bind('teardown');
 export const { reapClusters } = bind('cleanup');
-
-/** Workflows started before experiment tracking replay without it (experiment, campaign, sweep). */
-export const MLFLOW_TRACKING_PATCH = 'mlflow-tracking';
-
-/** Workflows started before notifications replay without them. */
-export const NOTIFY_PATCH = 'notify';
-
-/** Workflows started before hashing became its own activity replay without it. */
-export const HASH_CHECKPOINTS_PATCH = 'hash-checkpoints-activity';
-/** Workflows started before teardown moved ahead of hashing and archiving replay in the old order. */
-export const TEARDOWN_BEFORE_ARCHIVE_PATCH = 'teardown-before-archive';
-/** Campaigns started before storage.retain existed replay without the retention activity. */
-export const CHECKPOINT_RETENTION_PATCH = 'checkpoint-retention';

@@ -7,8 +7,7 @@ import { notifyTargets } from './notify.js';
  * A scheduled run that is about to fail tells its schedule's `paused` event: with pauseOnFailure
  * (the default) the Temporal server pauses the schedule when the run fails, and no code of ours
  * runs then, so the run that causes it is the one that can tell. The schedule's memo on the run
- * (src/cli/schedule.ts) names the schedule; runs without it (not scheduled, or scheduled before the
- * memo existed) tell nothing. Keyed by the schedule id and this run's id: one event per pause.
+ * (src/cli/schedule.ts) names the schedule; runs without it (not scheduled) tell nothing. Keyed by the schedule id and this run's id: one event per pause.
  */
 export async function notifyScheduleWillPause(
   targets: NotifyTarget[] | undefined,

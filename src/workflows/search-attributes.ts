@@ -25,9 +25,6 @@ export const SearchAttributes = {
   gpuSeconds: defineSearchAttributeKey('RagenGpuSeconds', SearchAttributeType.DOUBLE),
 } as const;
 
-/** The GPU-seconds upsert came after histories were recorded: their replays skip it. */
-export const GPU_SECONDS_ATTRIBUTE_PATCH = 'gpu-seconds-attribute';
-
 export type WorkflowKind = 'experiment' | 'campaign' | 'sweep';
 
 /**

@@ -19,11 +19,3 @@ export interface IntermediateResult {
   metrics: Record<string, number>;
 }
 export const intermediateResultSignal = defineSignal<[IntermediateResult]>('intermediateResult');
-
-/** Experiments and sweeps started before schedulers existed replay without these commands. */
-export const INTERMEDIATE_RESULTS_PATCH = 'intermediate-results';
-export const SCHEDULER_PATCH = 'sweep-scheduler';
-/** ASHA promotion (resume a stopped child from its kept checkpoint) came after recorded histories. */
-export const PROMOTION_PATCH = 'asha-promotion';
-/** ASHA children report only the validations at (or first past) a rung: history stays flat in the step count. */
-export const RUNG_REPORTS_PATCH = 'asha-rung-reports';

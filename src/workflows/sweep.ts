@@ -9,14 +9,13 @@ import {
   executeChild,
   getExternalWorkflowHandle,
   isCancellation,
-  patched,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ExperimentInput, ExperimentResult } from '../domain/experiment-input.js';
 import { ErrorTypes } from '../domain/error-types.js';
 import { type ExperimentSpec, workerGpus } from '../domain/experiment.js';
-import { type GpuUsage, sumGpuUsage, usageOfResult } from '../domain/gpu-usage.js';
+import { type GpuUsage, sumGpuUsage } from '../domain/gpu-usage.js';
 import {
   type ChildOutcome,
   type SweepInput,
@@ -33,24 +32,13 @@ import { bestChild, countOutcomes, rankChildren } from '../domain/sweep-results.
 import { workflowNowIso } from './clock.js';
 import { unwrapFailure } from './failure-info.js';
 import { archiveSweep, latestCompleteCheckpoint } from './policies.js';
-import {
-  GPU_SECONDS_ATTRIBUTE_PATCH,
-  SearchAttributes as K,
-  startSearchAttributes,
-} from './search-attributes.js';
+import { SearchAttributes as K, startSearchAttributes } from './search-attributes.js';
 import { statusQuery } from './status-query.js';
 import { notifyTargets } from './notify.js';
 import { notifyScheduleWillPause } from './schedule-pause.js';
 import { trackParent } from './tracking.js';
 import { stopEarlySignal } from './definitions.js';
-import {
-  PROMOTION_PATCH,
-  RUNG_REPORTS_PATCH,
-  SCHEDULER_PATCH,
-  intermediateResultSignal,
-  setSweepLimitsUpdate,
-  sweepStatusQuery,
-} from './sweep-definitions.js';
+import { intermediateResultSignal, setSweepLimitsUpdate, sweepStatusQuery } from './sweep-definitions.js';
 
 /** A child's GPU-seconds, kept as two numbers (results travel through continue-as-new). */
 const gpuFields = (u: GpuUsage | undefined) =>
@@ -143,7 +131,7 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
       { index, step: r.step, value },
       spec.base.trainer.totalTrainingSteps,
     );
-    if (!d.stop || stopSent[index] || !patched(SCHEDULER_PATCH)) return;
+    if (!d.stop || stopSent[index]) return;
     stopSent[index] = true;
     getExternalWorkflowHandle(r.workflowId)
       .signal(stopEarlySignal, { rung: d.rung ?? r.step, step: r.step, reason: d.reason ?? '' })
@@ -151,7 +139,7 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
   });
   // ASHA judges only at its rungs: the children report just those validations.
   const rungReports = (child: ExperimentSpec) =>
-    scheduler?.type === 'asha' && patched(RUNG_REPORTS_PATCH)
+    scheduler?.type === 'asha'
       ? {
           reportSteps: rungsOf(scheduler, spec.base.trainer.totalTrainingSteps).filter(
             (r) => r <= child.trainer.totalTrainingSteps,
@@ -251,7 +239,7 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
           successRate: r.validation.successRate,
           manifestPath: r.archive.manifestPath,
           error: paused ? 'paused by hand before validation' : undefined,
-          ...gpuFields(usageOfResult(r, workerGpus(applied.spec))),
+          ...gpuFields(r.gpuUsage),
           ...lastIntermediate(index),
           ...(r.stoppedEarly
             ? { stoppedEarly: { rung: r.stoppedEarly.rung, reason: r.stoppedEarly.reason } }
@@ -270,7 +258,7 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
           successRate: r?.validation.successRate,
           manifestPath: r?.archive.manifestPath,
           error: shortError(failure.message),
-          ...gpuFields(r?.stages ? usageOfResult(r, workerGpus(applied.spec)) : undefined),
+          ...gpuFields(r?.gpuUsage),
           ...lastIntermediate(index),
         }),
       );
@@ -281,7 +269,7 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
   }
 
   // ASHA promotion (opt-in, `promote: true`): checked whenever a slot is free, before a new configuration.
-  const promoting = scheduler?.type === 'asha' && scheduler.promote && patched(PROMOTION_PATCH);
+  const promoting = scheduler?.type === 'asha' && scheduler.promote;
   const candidate = () =>
     promoting && scheduler
       ? promotableChild(
@@ -419,8 +407,7 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
     .set(K.sweepId, sweepId);
   // The objective is validation.successRate: the best child's is the sweep's.
   if (best) visible.set(K.validationSuccess, best.value);
-  if (patched(GPU_SECONDS_ATTRIBUTE_PATCH))
-    visible.set(K.gpuSeconds, manifest.gpuUsage?.allocatedSeconds ?? 0);
+  visible.set(K.gpuSeconds, manifest.gpuUsage?.allocatedSeconds ?? 0);
   visible.flush(); // batched with the archive activity
   const archived = await CancellationScope.nonCancellable(() =>
     archiveSweep({ manifest, archiveDir: spec.base.storage.archiveDir }),

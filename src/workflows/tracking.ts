@@ -1,21 +1,16 @@
-import { CancellationScope, patched, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, workflowInfo } from '@temporalio/workflow';
 import type { ExperimentInput } from '../domain/experiment-input.js';
 import type { MlflowTracking, TrackingOutcome } from '../domain/tracking.js';
 import type { WandbIds } from '../domain/wandb-env.js';
 import { unwrapFailure } from './failure-info.js';
-import { MLFLOW_TRACKING_PATCH, trackMlflowParent, trackMlflowRun } from './policies.js';
+import { trackMlflowParent, trackMlflowRun } from './policies.js';
 
 /**
  * Recording in an experiment tracker, for the experiment, campaign and sweep workflows. Never
  * cancelled (a cancelled run is recorded too) and never fatal: after the activity's bounded
  * retries a failure becomes `tracking: {outcome: 'failed', error}` in the workflow's result, and
- * the run's own outcome stays what it was. Behind the `mlflow-tracking` patch, asked only when the
- * spec names a tracker, so histories recorded before it replay unchanged.
+ * the run's own outcome stays what it was.
  */
-function enabled(mlflow: MlflowTracking | undefined): mlflow is MlflowTracking {
-  return mlflow !== undefined && patched(MLFLOW_TRACKING_PATCH);
-}
-
 async function recorded(
   fn: () => Promise<{ runId: string; experimentId: string }>,
 ): Promise<TrackingOutcome> {
@@ -32,7 +27,7 @@ export async function trackExperiment(
   mlflow: MlflowTracking | undefined,
   manifestPath: string | undefined,
 ): Promise<TrackingOutcome | undefined> {
-  if (!enabled(mlflow)) return undefined;
+  if (!mlflow) return undefined;
   if (!manifestPath) return { outcome: 'skipped', error: 'no manifest was written: nothing to record' };
   const info = workflowInfo();
   return recorded(() =>
@@ -53,7 +48,7 @@ export async function trackParent(
   spec: unknown,
   ending?: { outcome: string; reason?: string; files: string[] },
 ): Promise<TrackingOutcome | undefined> {
-  if (!enabled(mlflow)) return undefined;
+  if (!mlflow) return undefined;
   const info = workflowInfo();
   return recorded(() =>
     trackMlflowParent({
@@ -75,8 +70,7 @@ export async function trackParent(
  * are grouped by the sweep id.
  */
 export function wandbIds(input: ExperimentInput): { wandb?: WandbIds } {
-  // Histories recorded before `loggers` existed carry specs without it (inputs are not re-parsed).
-  if (!(input.spec.trainer.loggers as string[] | undefined)?.includes('wandb')) return {};
+  if (!input.spec.trainer.loggers.includes('wandb')) return {};
   const { workflowId, parent } = workflowInfo();
   if (!parent) return { wandb: { workflowId } };
   return input.checkpointDir !== undefined

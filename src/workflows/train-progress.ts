@@ -1,8 +1,4 @@
-import { patched } from '@temporalio/workflow';
 import type { ExperimentRun } from './experiment-run.js';
-
-/** Runs recorded before it learned every checkpoint from signals; the result's step was not read. */
-export const TRAIN_RESULT_PROGRESS_PATCH = 'train-result-progress';
 
 /**
  * The train activity signals checkpoints sparsely (src/activities/progress-cadence.ts), so its
@@ -12,7 +8,6 @@ export function progressFromTrainResult(
   run: ExperimentRun,
   result: { finalStep: number; lastCheckpointStep: number },
 ): void {
-  if (!patched(TRAIN_RESULT_PROGRESS_PATCH)) return;
   const { status } = run;
   status.lastStep = Math.max(status.lastStep, result.finalStep);
   const newCheckpoint = result.lastCheckpointStep > status.lastCheckpointStep;

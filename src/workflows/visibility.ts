@@ -1,8 +1,5 @@
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import { patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-
-/** Upserts came after these workflows' first recorded histories: replays of those skip them. */
-export const SEARCH_ATTRIBUTES_PATCH = 'search-attributes';
+import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 
 type Value = string | number;
 
@@ -36,7 +33,6 @@ export class ChangingAttributes {
     const pairs = [...this.pending.values()];
     this.pending.clear();
     for (const p of pairs) this.sent.set(p.key.name, p.value as Value);
-    // Checked at the first change only; a replay of a history from before the patch says false.
-    if (patched(SEARCH_ATTRIBUTES_PATCH)) upsertSearchAttributes(pairs);
+    upsertSearchAttributes(pairs);
   }
 }

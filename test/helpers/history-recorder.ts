@@ -1,42 +1,130 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { format, resolveConfig } from 'prettier';
+import type { Activities } from '../../src/activities/index.js';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
-import { timeSkippingEnv, workflowBundle } from './temporal.js';
+import { type ScheduledAction, createSchedule, triggerSchedule } from '../../src/cli/schedule.js';
+import type { ScheduleRequest } from '../../src/domain/schedule.js';
+import { devServerEnv, timeSkippingEnv, workflowBundle } from './temporal.js';
 
-/** What one recording runs: a workflow to completion with the given (fake) activities. */
+/** Where the replay test finds the histories; a file's name (without .json) is its workflow id. */
+export const historiesDir = new URL('../workflows/histories/', import.meta.url);
+
+/** One workflow run to record: its input, its (fake) activities, and what a user does meanwhile. */
 export interface Recording {
-  activities: object;
-  workflowType: string;
+  /** Also the file name: the replay test replays under the same id (child ids derive from it). */
   workflowId: string;
+  workflowType: 'experiment' | 'campaign' | 'sweep' | 'reaper';
   args: unknown[];
+  activities: Activities;
+  /** Signals, Updates or a cancel while it runs; the run then goes on to its end. */
+  drive?: (handle: WorkflowHandle, client: Client) => Promise<void>;
+  /** Child workflows (from the parent's result) whose histories are worth keeping too. */
+  children?: (result: unknown) => string[];
+  /**
+   * Started by a Temporal Schedule (id `workflowId`) and its trigger instead: the run's id is the
+   * server's (`<kind>-<name>-<time>`). Needs the dev server (the time-skipping one has no schedules).
+   */
+  schedule?: Omit<ScheduleRequest, 'scheduleId'>;
 }
 
+/** A scenario gets the client (stand-in trainers signal their workflow) and returns its recording. */
+export type Scenario = (client: () => Client) => Recording;
+
+/** A history's file name: its workflow id, URI-encoded (a scheduled run's id holds its time). */
+export const historyFileName = (workflowId: string): string => `${encodeURIComponent(workflowId)}.json`;
+
 /**
- * Runs one workflow on the time-skipping server and writes its history to
- * test/workflows/histories/<file>, for the replay tests. Shared by the record-*-history scripts.
+ * Runs each scenario to its end and writes each history (and the chosen children's) as JSON into
+ * test/workflows/histories/: on the time-skipping server, or on the dev server where a Schedule
+ * starts the run. A failed or cancelled end is a scenario's purpose, not an error; a run that is
+ * still open is.
  */
-export async function recordHistory(
-  file: string,
-  setup: (env: TestWorkflowEnvironment) => Recording,
-): Promise<void> {
-  const env = await timeSkippingEnv();
+export async function recordHistories(scenarios: Record<string, Scenario>): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') }); // failed and cancelled runs are on purpose
+  await mkdir(historiesDir, { recursive: true });
+  // The client is bound late: the scenarios built now run on whichever server they need.
+  let client: Client | undefined;
+  const built = Object.entries(scenarios).map(([name, scenario]) => ({ name, r: scenario(() => client!) }));
+  const byServer = [
+    { start: timeSkippingEnv, list: built.filter(({ r }) => !r.schedule) },
+    { start: () => devServerEnv(), list: built.filter(({ r }) => r.schedule) },
+  ];
+  for (const { start, list } of byServer) {
+    if (list.length === 0) continue;
+    const env = await start();
+    client = env.client;
+    try {
+      for (const { name, r } of list) await recordOne(env, name, r);
+    } finally {
+      await env.teardown();
+    }
+  }
+}
+
+async function recordOne(env: TestWorkflowEnvironment, name: string, r: Recording): Promise<void> {
+  const taskQueue = `record-${name}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities: r.activities,
+  });
+  const ids = await worker.runUntil(async () => {
+    const handle = r.schedule
+      ? await startBySchedule(env.client, r, taskQueue)
+      : await env.client.workflow.start(r.workflowType, {
+          taskQueue,
+          workflowId: r.workflowId,
+          args: r.args,
+        });
+    await r.drive?.(handle, env.client);
+    const result: unknown = await handle.result().catch(() => undefined);
+    const { status } = await handle.describe();
+    if (status.name === 'RUNNING') throw new Error(`${handle.workflowId} is still running`);
+    return [handle.workflowId, ...(r.children?.(result) ?? [])];
+  });
+  for (const id of ids) await save(env.client, id);
+}
+
+/** Creates the schedule, fires it once (trigger), and hands back the run it started; the schedule is deleted. */
+async function startBySchedule(client: Client, r: Recording, taskQueue: string): Promise<WorkflowHandle> {
+  const request = { ...r.schedule!, scheduleId: r.workflowId };
+  const action = { kind: r.workflowType, input: r.args[0] } as ScheduledAction;
+  await createSchedule(client, request, action, taskQueue);
+  const schedule = client.schedule.getHandle(request.scheduleId);
   try {
-    const { activities, workflowType, workflowId, args } = setup(env);
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue: 'record',
-      workflowBundle: await workflowBundle(),
-      activities,
+    await triggerSchedule(client, request.scheduleId);
+    let started: string | undefined;
+    await until('the scheduled run', async () => {
+      started = (await schedule.describe()).info.recentActions[0]?.action.workflow.workflowId;
+      return started !== undefined;
     });
-    const history = await worker.runUntil(async () => {
-      const handle = await env.client.workflow.start(workflowType, { taskQueue: 'record', workflowId, args });
-      await handle.result();
-      return handle.fetchHistory();
-    });
-    await writeFile(new URL(`../workflows/histories/${file}`, import.meta.url), historyToJSON(history));
-    console.log(`recorded ${history.events?.length} events into ${file}`);
+    return client.workflow.getHandle(started!);
   } finally {
-    await env.teardown();
+    await schedule.delete();
+  }
+}
+
+async function save(client: Client, workflowId: string): Promise<void> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  // A path, not a URL: a URL would decode the %3A of a scheduled run's id back into a colon.
+  const file = join(fileURLToPath(historiesDir), historyFileName(workflowId));
+  // Written as Prettier writes it, so `prettier --check` passes on the recorded files as they are.
+  const options = await resolveConfig(file);
+  await writeFile(file, await format(historyToJSON(history), { ...options, parser: 'json' }));
+  console.log(`${historyFileName(workflowId)}: ${history.events?.length} events`);
+}
+
+/** Polls `ok` every 20 ms (real time: the stand-in activities run in real time). */
+export async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
   }
 }

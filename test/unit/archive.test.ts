@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createArchive } from '../../src/activities/archive.js';
+import { hashCheckpoint } from '../../src/activities/checkpoints.js';
 import type { ManifestDraft } from '../../src/domain/manifest.js';
 import { inActivityContext } from '../helpers/activity-context.js';
 import { testInput, testSpec } from '../helpers/specs.js';
@@ -40,24 +41,24 @@ async function draftWithCheckpoints(root: string, steps: number[], tracker: numb
 }
 
 describe('archive', () => {
-  it('hashes only complete checkpoints (at or below the tracker) and writes the manifest once', async () => {
+  it('records the checkpoints it is given (the ledger hashes) and writes the manifest once', async () => {
     const root = await mkdtemp(join(tmpdir(), 'archive-'));
     const draft = await draftWithCheckpoints(root, [10, 20, 30], 20);
-    const { run: archive, heartbeats } = inActivityContext(createArchive());
-    const first = await archive({ draft, archiveDir: join(root, 'archive') });
-    assert.equal(first.checkpoints, 2, 'global_step_30 is not named by the tracker yet');
-    assert.deepEqual(
-      heartbeats.map((h) => (h as { step: number }).step),
-      [10, 20],
-      'one heartbeat per hashed file',
-    );
+    // What hashCheckpoints hands over: the complete ones only (global_step_30 is past the tracker).
+    const checkpoints = [
+      await hashCheckpoint(draft.checkpointDir, 10),
+      await hashCheckpoint(draft.checkpointDir, 20),
+    ];
+    const { run: archive } = inActivityContext(createArchive());
+    const first = await archive({ draft, archiveDir: join(root, 'archive'), checkpoints });
+    assert.equal(first.checkpoints, 2);
     const manifest = JSON.parse(await readFile(first.manifestPath, 'utf8'));
     assert.deepEqual(
       manifest.checkpoints.map((c: { step: number }) => c.step),
       [10, 20],
     );
     assert.match(manifest.checkpoints[0].files[0].sha256, /^[0-9a-f]{64}$/);
-    const again = await archive({ draft, archiveDir: join(root, 'archive') });
+    const again = await archive({ draft, archiveDir: join(root, 'archive'), checkpoints });
     assert.equal(again.sha256, first.sha256, 'a retry with the same content succeeds');
   });
 
@@ -65,10 +66,10 @@ describe('archive', () => {
     const root = await mkdtemp(join(tmpdir(), 'archive-'));
     const draft = await draftWithCheckpoints(root, [10], 10);
     const { run: archive } = inActivityContext(createArchive());
-    const first = await archive({ draft, archiveDir: join(root, 'archive') });
+    const first = await archive({ draft, archiveDir: join(root, 'archive'), checkpoints: [] });
     const before = await readFile(first.manifestPath, 'utf8');
     await assert.rejects(
-      archive({ draft: { ...draft, outcome: 'failed' }, archiveDir: join(root, 'archive') }),
+      archive({ draft: { ...draft, outcome: 'failed' }, archiveDir: join(root, 'archive'), checkpoints: [] }),
       /already exists/,
     );
     assert.equal(await readFile(first.manifestPath, 'utf8'), before);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { gpuUsageOfStages, sumGpuUsage, usageOfResult } from '../../src/domain/gpu-usage.js';
+import { gpuUsageOfStages, sumGpuUsage } from '../../src/domain/gpu-usage.js';
 import { ManifestSchema } from '../../src/domain/manifest.js';
 import type { StageRecord } from '../../src/domain/results.js';
 
@@ -50,10 +50,11 @@ describe('GPU-seconds from stage records (pure)', () => {
     assert.deepEqual([u.allocatedSeconds, u.busySeconds, u.allocatedGpuHours], [0, 0, 0]);
   });
 
-  it('sums runs and computes a result without a recorded usage from its stages', () => {
-    const fromStages = usageOfResult(
-      { stages: [rec('submit', 0, 0, 1), rec('train', 0, 1, 31), rec('teardown', 0, 31, 36)] },
+  it('sums runs, skipping one without a usage (an attempt that never reported)', () => {
+    const fromStages = gpuUsageOfStages(
+      [rec('submit', 0, 0, 1), rec('train', 0, 1, 31), rec('teardown', 0, 31, 36)],
       1,
+      t(36),
     );
     assert.equal(fromStages.allocatedSeconds, 36);
     const total = sumGpuUsage([fromStages, undefined, { ...fromStages, gpus: 2 }], {

@@ -122,7 +122,7 @@ describe('experiment workflow on kuberay: admission, shared storage, pod failure
       assert.equal(f.type, type);
       assert.equal(f.result?.submits, 1);
       assert.ok(!calls.includes('train'));
-      // Teardown comes before the archive (patched('teardown-before-archive')), and always happens.
+      // Teardown comes before the archive (the GPUs are freed first), and always happens.
       assert.ok(calls.includes('teardown'));
     });
   }
