@@ -8,7 +8,7 @@ import { ExperimentSpecSchema, type ExperimentSpec, runSetupIssues } from '../do
 import { backendOf } from './backend-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
-import { freeBytes } from './train.js';
+import { freeBytes } from './checkpoint-space-check.js';
 
 /** A warning, not a refusal: preflight passes; the check's detail says what to expect. */
 async function checkpointSpace(spec: ExperimentSpec): Promise<PreflightCheck[]> {
