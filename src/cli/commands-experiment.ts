@@ -1,0 +1,94 @@
+import type { Command } from 'commander';
+import { CommandSchemas as S, parseCommand } from './options.js';
+import { type Execute, maybeEmbedded } from './command-run.js';
+
+/** run, status, logs, cancel, list and report: one workflow at a time, or the list of them. */
+export function addExperimentCommands(program: Command, execute: Execute): void {
+  program
+    .command('run')
+    .description('validate an experiment spec, start the workflow and follow it')
+    .argument('<spec.yaml>', 'experiment spec')
+    .option('--embedded', 'own Temporal dev server (unless one answers) and a worker in this process')
+    .action(async (spec: string, opts: object) => {
+      const o = parseCommand('run', S.run, { spec, ...opts });
+      const { prepareRun, runCommand } = await import('./run.js');
+      // Bad input is refused here, before a server, a worker or a cluster starts.
+      const input = await prepareRun(o.spec);
+      await execute((config) => maybeEmbedded(o.embedded, config, (c) => runCommand(c, input)));
+    });
+
+  program
+    .command('status')
+    .description("a workflow's state and its live status (experiment, campaign or sweep)")
+    .argument('<workflow-id>')
+    .action(async (workflowId: string) => {
+      const o = parseCommand('status', S.workflow, { workflowId });
+      const { statusCommand } = await import('./manage.js');
+      await execute((config) => statusCommand(config, o.workflowId));
+    });
+
+  program
+    .command('logs')
+    .description(
+      "the training job's driver log (a campaign's attempts in order), from its copy next to the manifest",
+    )
+    .argument('<workflow-id>')
+    .option('-f, --follow', 'print what is added until the workflow closes')
+    .action(async (workflowId: string, opts: object) => {
+      const o = parseCommand('logs', S.logs, { workflowId, ...opts });
+      const { logsCommand } = await import('./logs.js');
+      await execute((config) => logsCommand(config, o.workflowId, o.follow));
+    });
+
+  program
+    .command('cancel')
+    .description(
+      'graceful cancel: the job stops, checkpoints stay, the manifest is written, the cluster is deleted',
+    )
+    .argument('<workflow-id>')
+    .action(async (workflowId: string) => {
+      const o = parseCommand('cancel', S.workflow, { workflowId });
+      const { cancelCommand } = await import('./manage.js');
+      await execute((config) => cancelCommand(config, o.workflowId));
+    });
+
+  program
+    .command('list')
+    .description('experiments, campaigns and sweeps, from Temporal visibility (search attributes)')
+    .option('--kind <kind>', 'experiment|campaign|sweep')
+    .option('--sweep <sweep-id>', "a sweep's children (and the sweep)")
+    .option('--campaign <campaign-id>', "a campaign's attempts (and the campaign)")
+    .option('--outcome <outcome>', 'succeeded|failed|cancelled|paused|earlyStopped')
+    .option('--name <name>', 'spec name; a trailing * matches a prefix')
+    .option('--running', 'only those still running')
+    .option('--limit <n>', 'newest n (default 50)')
+    .action(async (opts: object) => {
+      const { limit, ...filters } = parseCommand('list', S.list, opts);
+      const { listCommand } = await import('./list.js');
+      await execute((config) => listCommand(config, filters, limit));
+    });
+
+  program
+    .command('report')
+    .description('one self-contained HTML report (opens offline) of an experiment, sweep or campaign')
+    .argument('[workflow-id]', 'the workflow (its archive folder is read from its input)')
+    .option(
+      '--from <dir>',
+      'an archive folder (<archiveDir>/<name>/<workflow id>) instead of asking the server',
+    )
+    .option('--out <file>', 'where to write the page (default ./report-<id>.html)')
+    .option(
+      '--key <key>',
+      'also chart this metric key (repeatable)',
+      (v: string, all: string[]) => [...all, v],
+      [],
+    )
+    .option('--top <n>', 'sweeps: how many of the best children to overlay (default 5)')
+    .option('--force', 'replace an existing --out file')
+    .action(async (workflowId: string | undefined, opts: object) => {
+      const o = parseCommand('report', S.report, { workflowId, ...opts });
+      const { reportCommand } = await import('./report.js');
+      const input = { ...o, keys: o.key };
+      await execute((config) => reportCommand(config, input));
+    });
+}
