@@ -429,7 +429,7 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
   };
   const event = stoppedByFailureBudget ? 'failureBudgetExhausted' : outcome;
   const reason = stoppedByFailureBudget
-    ? `${failed} children failed (failureBudget ${spec.failureBudget})`
+    ? `${failed} children failed (failureBudget ${failureBudget})`
     : `${counts.succeeded} of ${total} children succeeded`;
   await notifyTargets(
     spec.base.notify,
