@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { StoppedEarly } from './experiment-input.js';
 
 /**
  * Early stopping of a sweep's children from their in-loop validations (`val-env/...` on verl's
@@ -184,4 +185,25 @@ export function promotableChild(
     if (ahead < keep) return c;
   }
   return undefined;
+}
+
+/**
+ * A running child's in-loop validation reaches the sweep's scheduler: it is recorded in `state`
+ * (mutated, as onIntermediateResult does) and the answer is the stop to send, once per child, or
+ * undefined to let the child run. `index` undefined: not a running child of this sweep; a report
+ * without the scheduler's metric is ignored.
+ */
+export function schedulerStop(
+  scheduler: Scheduler | undefined,
+  state: SchedulerState,
+  report: { index: number | undefined; step: number; metrics: Record<string, number> },
+  totalSteps: number,
+  stopSent: Readonly<Record<number, boolean>>,
+): { index: number; stop: StoppedEarly } | undefined {
+  const { index, step } = report;
+  const value = scheduler ? report.metrics[scheduler.metric] : undefined;
+  if (!scheduler || index === undefined || value === undefined) return undefined;
+  const d = onIntermediateResult(scheduler, state, { index, step, value }, totalSteps);
+  if (!d.stop || stopSent[index]) return undefined;
+  return { index, stop: { rung: d.rung ?? step, step, reason: d.reason ?? '' } };
 }

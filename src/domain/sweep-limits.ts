@@ -52,3 +52,35 @@ export function sweepLimitsRefusal(
   }
   return undefined;
 }
+
+/** The limits a sweep runs under now (they change with `sweep set`). */
+export interface LimitsInForce {
+  concurrency: number;
+  /** Absent: no limit on failed children. */
+  failureBudget?: number;
+}
+
+/** The spec's limits, or the last change `sweep set` made (carried across continue-as-new). */
+export function limitsInForce(
+  spec: { concurrency: number; failureBudget?: number },
+  changes: readonly SweepLimitChange[],
+): LimitsInForce {
+  const last = changes.at(-1);
+  // A change records both limits as they were after it: its budget replaces the spec's, even absent.
+  return last
+    ? { concurrency: last.concurrency, failureBudget: last.failureBudget }
+    : { concurrency: spec.concurrency, failureBudget: spec.failureBudget };
+}
+
+/** The limits after an accepted `sweep set`: what it names changes, the rest stays. */
+export function changedLimits(current: LimitsInForce, asked: SweepLimits): LimitsInForce {
+  return {
+    concurrency: asked.concurrency ?? current.concurrency,
+    failureBudget: asked.failureBudget ?? current.failureBudget,
+  };
+}
+
+/** The failure budget is used up: no new child starts (running ones finish) and the sweep fails. */
+export function failureBudgetExhausted(failed: number, failureBudget: number | undefined): boolean {
+  return failureBudget !== undefined && failed >= failureBudget;
+}

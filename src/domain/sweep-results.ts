@@ -1,4 +1,5 @@
 /** Pure ranking and tabulation of a sweep's children (workflow, activity and CLI share them). */
+import { type Cost, type GpuUsage, sumGpuUsage } from './gpu-usage.js';
 import type { ChildOutcome, ParamSet, SweepRow, SweepSpec } from './sweep.js';
 
 /** The objective's value for one child; undefined when the child produced none. */
@@ -65,6 +66,18 @@ export function countOutcomes(children: ChildOutcome[]): {
     // Only sweeps with a scheduler stop children; older answers keep their shape.
     ...(stopped > 0 ? { stoppedEarly: stopped } : {}),
   };
+}
+
+/** Every child's GPU time summed; `gpus` is the base spec's cluster GPUs (the rows keep only seconds). */
+export function sweepGpuUsage(children: readonly ChildOutcome[], gpus: number, cost?: Cost): GpuUsage {
+  return sumGpuUsage(
+    children.map((c) =>
+      c.gpuSeconds === undefined
+        ? undefined
+        : { gpus, allocatedSeconds: c.gpuSeconds, busySeconds: c.busyGpuSeconds ?? 0, allocatedGpuHours: 0 },
+    ),
+    cost,
+  );
 }
 
 function csvCell(value: unknown): string {

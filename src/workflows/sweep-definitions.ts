@@ -2,6 +2,15 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SweepLimits } from '../domain/sweep-limits.js';
 import type { SweepStatus } from '../domain/sweep.js';
 
+/**
+ * Every signal, query and Update the sweep workflow answers, shared with the CLI and the experiment
+ * (which sends `intermediateResult` to its sweep). The sweep sends its children the experiment's
+ * `stopEarly` (src/workflows/definitions.ts).
+ */
+
+/** `status` is answered by every workflow kind; for a sweep its `kind` is 'sweep'. */
+export { statusQuery } from './status-query.js';
+
 /** The sweep workflow's progress query (running, done, failed, best so far), shared with the CLI. */
 export const sweepStatusQuery = defineQuery<SweepStatus>('sweepStatus');
 

@@ -2,6 +2,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   ChildWorkflowCancellationType,
+  type ChildWorkflowOptions,
   ParentClosePolicy,
   WorkflowIdReusePolicy,
   condition,
@@ -12,41 +13,66 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ExperimentInput, ExperimentResult } from '../domain/experiment-input.js';
+import { schedulerStop } from '../domain/asha.js';
 import { ErrorTypes } from '../domain/error-types.js';
-import { type ExperimentSpec, workerGpus } from '../domain/experiment.js';
-import { type GpuUsage, sumGpuUsage } from '../domain/gpu-usage.js';
-import {
-  type ChildOutcome,
-  type SweepInput,
-  SweepInputSchema,
-  type SweepManifest,
-  type SweepResult,
-  type SweepStatus,
-} from '../domain/sweep.js';
-import { emptySchedulerState, onIntermediateResult, promotableChild, rungsOf } from '../domain/asha.js';
+import type { ExperimentSpec } from '../domain/experiment.js';
+import type { ExperimentInput, ExperimentResult } from '../domain/experiment-input.js';
 import { ledgerPath, runCheckpointDir } from '../domain/paths.js';
-import { type SweepLimitChange, sweepLimitsRefusal } from '../domain/sweep-limits.js';
-import { applyParams, childWorkflowId, expandSweep } from '../domain/sweep-expand.js';
-import { bestChild, countOutcomes, rankChildren } from '../domain/sweep-results.js';
+import { type ChildOutcome, type SweepInput, SweepInputSchema, type SweepResult } from '../domain/sweep.js';
+import {
+  type Promotion,
+  childExperimentInput,
+  childSummary,
+  endedChild,
+  failedChild,
+  lastIntermediateOf,
+  promotedWorkflowId,
+  refusedChild,
+  withPromotion,
+} from '../domain/sweep-children.js';
+import { type SweepEnding, sweepEnding } from '../domain/sweep-ending.js';
+import { applyParams, childWorkflowId } from '../domain/sweep-expand.js';
+import { type SweepLimits, changedLimits, sweepLimitsRefusal } from '../domain/sweep-limits.js';
+import {
+  type Promotable,
+  configurationsLeft,
+  nextWhilePromoting,
+  nextWhileStarting,
+  promotes,
+  slotFree,
+} from '../domain/sweep-next.js';
+import { bestChild, countOutcomes } from '../domain/sweep-results.js';
 import { workflowNowIso } from './clock.js';
-import { unwrapFailure } from './failure-info.js';
-import { archiveSweep, latestCompleteCheckpoint } from './policies.js';
-import { SearchAttributes as K, startSearchAttributes } from './search-attributes.js';
-import { statusQuery } from './status-query.js';
-import { notifyTargets } from './notify.js';
-import { notifyScheduleWillPause } from './schedule-pause.js';
-import { trackParent } from './tracking.js';
 import { stopEarlySignal } from './definitions.js';
-import { intermediateResultSignal, setSweepLimitsUpdate, sweepStatusQuery } from './sweep-definitions.js';
-
-/** A child's GPU-seconds, kept as two numbers (results travel through continue-as-new). */
-const gpuFields = (u: GpuUsage | undefined) =>
-  u ? { gpuSeconds: u.allocatedSeconds, busyGpuSeconds: u.busySeconds } : {};
+import { unwrapFailure } from './failure-info.js';
+import { notifyTargets } from './notify.js';
+import { archiveSweep, latestCompleteCheckpoint } from './policies.js';
+import { notifyScheduleWillPause } from './schedule-pause.js';
+import { SearchAttributes as K, startSearchAttributes } from './search-attributes.js';
+import {
+  intermediateResultSignal,
+  setSweepLimitsUpdate,
+  statusQuery,
+  sweepStatusQuery,
+} from './sweep-definitions.js';
+import {
+  type ParsedSweepInput,
+  type SweepRun,
+  budgetExhausted,
+  buildSweepManifest,
+  failedChildren,
+  newSweepRun,
+  notStarted,
+  slotsOf,
+  sweepCarry,
+  sweepResult,
+  sweepStatusOf,
+} from './sweep-run.js';
+import { trackParent } from './tracking.js';
 import { ChangingAttributes } from './visibility.js';
 
-/** Errors are kept to one line per child: the child's own manifest has the rest. */
-const shortError = (text: string) => text.split('\n')[0]?.slice(0, 300) ?? '';
+/** Where the sweep's manifest and table were written (absent when the archive wrote none). */
+type Archived = { manifestPath?: string; csvPath?: string };
 
 /**
  * A sweep: one child workflow (the `experiment` workflow by default) per parameter set of the
@@ -55,406 +81,283 @@ const shortError = (text: string) => text.split('\n')[0]?.slice(0, 300) ?? '';
  * once; after `failureBudget` failed children no new child starts and the running ones finish.
  * Results are ranked by the objective and archived once as sweep.json + sweep.csv. Long sweeps
  * drain their running children and continue-as-new, carrying the compact results and the next
- * index. Cancel cancels every child and waits for each one's teardown. Query: `sweepStatus`.
+ * index. Cancel cancels every child and waits for each one's teardown. Query: `sweepStatus`;
+ * Update: `setLimits` (`sweep set`); signal: `intermediateResult` (a child's in-loop validation).
  */
 export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
-  const parsed = SweepInputSchema.safeParse(rawInput);
-  // A thrown ZodError would fail the workflow task forever; bad input fails the sweep once, clearly.
-  if (!parsed.success)
-    throw ApplicationFailure.create({
-      type: ErrorTypes.InvalidSpec,
-      nonRetryable: true,
-      message: `invalid sweep input: ${parsed.error.message}`,
-    });
-  const input = parsed.data;
-  const { sweep: spec, provenance } = input;
-  const sweepId = workflowInfo().workflowId;
-  const paramSets = expandSweep(spec);
-  const total = paramSets.length;
-  const results: ChildOutcome[] = [...(input.carry?.results ?? [])];
-  const runs = input.carry?.runs ?? 1;
-  let next = input.carry?.nextIndex ?? 0;
-  let maxRunning = input.carry?.maxRunning ?? 0;
-  let running = 0;
-  let failed = results.filter((r) => r.outcome === 'failed').length;
-  // Limits in force: the spec's, or the last change `sweep set` made (carried across continue-as-new).
-  const limitChanges: SweepLimitChange[] = [...(input.carry?.limitChanges ?? [])];
-  let concurrency = limitChanges.at(-1)?.concurrency ?? spec.concurrency;
-  let failureBudget = limitChanges.length > 0 ? limitChanges.at(-1)?.failureBudget : spec.failureBudget;
-  const budgetExhausted = () => failureBudget !== undefined && failed >= failureBudget;
+  const run = newSweepRun(parseSweepInput(rawInput), workflowInfo());
+  answerQueriesUpdatesAndSignals(run);
+  // The parent run the children nest under; the base spec's `tracking` names the tracker.
+  run.tracking = await trackSweep(run);
+  try {
+    await startEveryConfiguration(run);
+    await promoteWhileSlotsFree(run);
+    await condition(() => run.running === 0);
+  } catch (err) {
+    await settleCancellation(run, err);
+  }
+  const ending = endingOf(run);
+  const archived = await archiveManifest(run, ending);
+  run.tracking = (await trackSweep(run, ending, archived)) ?? run.tracking;
+  await notifyEnding(run, ending, archived);
+  return finish(run, ending, archived);
+}
 
-  const status = (): SweepStatus => ({
-    total,
-    started: next,
-    running,
-    ...countOutcomes(results),
-    stoppedByFailureBudget: budgetExhausted(),
-    runs,
-    best: bestChild(results, spec.objective),
-    concurrency,
-    failureBudget,
+/** A thrown ZodError would fail the workflow task forever; bad input fails the sweep once, clearly. */
+function parseSweepInput(raw: SweepInput): ParsedSweepInput {
+  const parsed = SweepInputSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  throw ApplicationFailure.create({
+    type: ErrorTypes.InvalidSpec,
+    nonRetryable: true,
+    message: `invalid sweep input: ${parsed.error.message}`,
   });
+}
+
+function answerQueriesUpdatesAndSignals(run: SweepRun): void {
+  const status = () => sweepStatusOf(run);
   setHandler(sweepStatusQuery, status);
-  let startingDone = false;
   setHandler(
     setSweepLimitsUpdate,
-    (limits) => {
-      concurrency = limits.concurrency ?? concurrency;
-      failureBudget = limits.failureBudget ?? failureBudget;
-      limitChanges.push({ at: workflowNowIso(), concurrency, failureBudget });
+    (asked: SweepLimits) => {
+      run.limits = changedLimits(run.limits, asked);
+      run.limitChanges.push({ at: workflowNowIso(), ...run.limits });
       return status();
     },
     {
-      validator: (limits) => {
-        const refusal = sweepLimitsRefusal(limits, { done: startingDone, failed });
+      validator: (asked) => {
+        const refusal = sweepLimitsRefusal(asked, { done: run.startingDone, failed: failedChildren(run) });
         if (refusal) throw new Error(refusal);
       },
     },
   );
   setHandler(statusQuery, () => ({ kind: 'sweep', ...status() }));
-  // The parent run the children nest under; the base spec's `tracking` names the tracker.
-  const mlflow = spec.base.tracking?.mlflow;
-  let tracking = await trackParent(mlflow, 'sweep', spec.name, spec);
-
   // Early stopping: each running child's in-loop validations go through the pure rung rule.
-  const { scheduler } = spec;
-  const schedulerState = input.carry?.scheduler ?? emptySchedulerState();
-  const indexOfRunning: Record<string, number> = {};
-  const stopSent: Record<number, boolean> = {};
+  const { scheduler, base } = run.input.sweep;
   setHandler(intermediateResultSignal, (r) => {
-    const index = indexOfRunning[r.workflowId];
-    const value = scheduler ? r.metrics[scheduler.metric] : undefined;
-    if (!scheduler || index === undefined || value === undefined) return;
-    const d = onIntermediateResult(
+    const index = run.indexOfRunning[r.workflowId];
+    const report = { index, step: r.step, metrics: r.metrics };
+    const order = schedulerStop(
       scheduler,
-      schedulerState,
-      { index, step: r.step, value },
-      spec.base.trainer.totalTrainingSteps,
+      run.scheduler,
+      report,
+      base.trainer.totalTrainingSteps,
+      run.stopSent,
     );
-    if (!d.stop || stopSent[index]) return;
-    stopSent[index] = true;
+    if (!order) return;
+    run.stopSent[order.index] = true;
     getExternalWorkflowHandle(r.workflowId)
-      .signal(stopEarlySignal, { rung: d.rung ?? r.step, step: r.step, reason: d.reason ?? '' })
+      .signal(stopEarlySignal, order.stop)
       .catch(() => undefined);
   });
-  // ASHA judges only at its rungs: the children report just those validations.
-  const rungReports = (child: ExperimentSpec) =>
-    scheduler?.type === 'asha'
-      ? {
-          reportSteps: rungsOf(scheduler, spec.base.trainer.totalTrainingSteps).filter(
-            (r) => r <= child.trainer.totalTrainingSteps,
-          ),
-        }
-      : {};
-  const lastIntermediate = (index: number) => {
-    const last = schedulerState.reports[String(index)]?.at(-1);
-    return last ? { lastIntermediate: last } : {};
-  };
+}
 
-  function record(outcome: ChildOutcome): void {
-    results.push(outcome);
-    if (outcome.outcome === 'failed') failed++;
-  }
+/** The sweep's parent run in the tracker: opened before the first child, closed with the ending. */
+function trackSweep(run: SweepRun, ending?: SweepEnding, archived?: Archived) {
+  const { sweep: spec } = run.input;
+  const files = [archived?.manifestPath, archived?.csvPath].filter((f): f is string => f !== undefined);
+  const closing = ending ? { outcome: ending.outcome, files } : undefined;
+  return trackParent(spec.base.tracking?.mlflow, 'sweep', spec.name, spec, closing);
+}
 
-  /** A promoted child: a new workflow that resumes the stopped one's last kept checkpoint. */
-  interface Promotion {
-    rung: number;
-    prior: ChildOutcome;
-    resume: Pick<ExperimentInput, 'resumeFrom' | 'checkpointDir' | 'ledgerPath'>;
-    fromStep: number;
-  }
-
-  async function runChild(index: number, promotion?: Promotion): Promise<void> {
-    const params = paramSets[index] ?? {};
-    const firstId = childWorkflowId(sweepId, index, params);
-    const workflowId = promotion ? `${firstId}-p${promotion.rung}` : firstId;
-    const applied = applyParams(spec.base, params);
-    if (!applied.ok) {
-      // Validated at load time; a spec that changed under a schedule still fails clearly here.
-      record({
-        index,
-        workflowId,
-        outcome: 'failed',
-        error: applied.issues.map((i) => `${i.field}: ${i.message}`).join('; '),
-      });
-      return;
-    }
-    if (!promotion) running++; // a promotion took its slot before looking for the checkpoint
-    maxRunning = Math.max(maxRunning, running);
-    indexOfRunning[workflowId] = index;
-    stopSent[index] = false;
-    // A promoted child's row replaces the stopped one's: GPU-seconds of both, the promotions listed.
-    const promoted = (o: ChildOutcome): ChildOutcome => {
-      if (!promotion) return o;
-      const { prior } = promotion;
-      results.splice(results.indexOf(prior), 1);
-      const add = (a?: number, b?: number) => (a === undefined ? b : b === undefined ? a : a + b);
-      return {
-        ...o,
-        gpuSeconds: add(prior.gpuSeconds, o.gpuSeconds),
-        busyGpuSeconds: add(prior.busyGpuSeconds, o.busyGpuSeconds),
-        promotions: [
-          ...(prior.promotions ?? []),
-          { rung: promotion.rung, fromStep: promotion.fromStep, workflowId },
-        ],
-      };
-    };
-    try {
-      const childInput: ExperimentInput = {
-        spec: applied.spec,
-        provenance,
-        ...(scheduler ? { reportValidations: true, ...rungReports(applied.spec) } : {}),
-        ...promotion?.resume,
-      };
-      const r = await executeChild<(i: ExperimentInput) => Promise<ExperimentResult>>(
-        input.childWorkflowType,
-        {
-          workflowId,
-          args: [childInput],
-          typedSearchAttributes: startSearchAttributes({
-            kind: 'experiment',
-            name: applied.spec.name,
-            backend: applied.spec.backend,
-            stage: 'preflight',
-            sweepId,
-          }),
-          staticSummary:
-            childSummary(spec.name, index, total, params) +
-            (promotion ? ` (promoted at rung ${promotion.rung}, from step ${promotion.fromStep})` : ''),
-          // Cancel reaches the child and the sweep waits for its teardown to finish.
-          cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
-          // A terminated sweep still lets its children clean up (terminate would skip teardown).
-          parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        },
-      );
-      // A child paused by hand (the campaign signal) stopped before validation: counted as cancelled.
-      const outcome: ChildOutcome['outcome'] = r.outcome === 'paused' ? 'cancelled' : r.outcome;
-      const paused = r.outcome === 'paused';
-      record(
-        promoted({
-          index,
-          workflowId,
-          outcome,
-          successRate: r.validation.successRate,
-          manifestPath: r.archive.manifestPath,
-          error: paused ? 'paused by hand before validation' : undefined,
-          ...gpuFields(r.gpuUsage),
-          ...lastIntermediate(index),
-          ...(r.stoppedEarly
-            ? { stoppedEarly: { rung: r.stoppedEarly.rung, reason: r.stoppedEarly.reason } }
-            : {}),
-        }),
-      );
-    } catch (err) {
-      // A failed child carries its experiment result in the failure details, if it got that far.
-      const failure = unwrapFailure(err);
-      const r = failure.details[0] as ExperimentResult | undefined;
-      record(
-        promoted({
-          index,
-          workflowId,
-          outcome: failure.cancelled ? 'cancelled' : 'failed',
-          successRate: r?.validation.successRate,
-          manifestPath: r?.archive.manifestPath,
-          error: shortError(failure.message),
-          ...gpuFields(r?.gpuUsage),
-          ...lastIntermediate(index),
-        }),
-      );
-    } finally {
-      running--;
-      delete indexOfRunning[workflowId];
+/** One configuration per free slot, in index order; a promotion first when ASHA has one. */
+async function startEveryConfiguration(run: SweepRun): Promise<void> {
+  while (configurationsLeft(slotsOf(run))) {
+    await condition(() => slotFree({ running: run.running, concurrency: run.limits.concurrency }));
+    const move = nextWhileStarting({ ...slotsOf(run), historyFull: historyFull(run) });
+    if (move.do === 'stop') break;
+    if (move.do === 'continueAsNew') await drainAndContinueAsNew(run);
+    if (move.do === 'promote') void promote(run, move.child);
+    if (move.do === 'start') {
+      void runChild(run, move.index);
+      run.next++;
     }
   }
+  run.startingDone = true;
+}
 
-  // ASHA promotion (opt-in, `promote: true`): checked whenever a slot is free, before a new configuration.
-  const promoting = scheduler?.type === 'asha' && scheduler.promote;
-  const candidate = () =>
-    promoting && scheduler
-      ? promotableChild(
-          scheduler,
-          schedulerState,
-          results.flatMap((r) =>
-            r.outcome === 'stoppedEarly' && r.stoppedEarly
-              ? [{ index: r.index, rung: r.stoppedEarly.rung }]
-              : [],
-          ),
-        )
-      : undefined;
-  /** Promote `c`: find the stopped child's last complete checkpoint (campaign-style) and resume it. */
-  async function promote(c: { index: number; rung: number }): Promise<void> {
-    schedulerState.promoted = [...(schedulerState.promoted ?? []), c];
-    const prior = results.find((r) => r.index === c.index);
-    const params = paramSets[c.index] ?? {};
-    const applied = applyParams(spec.base, params);
-    if (!prior || !applied.ok) return;
-    running++; // the slot is taken now, while the checkpoint is looked up
-    const firstId = childWorkflowId(sweepId, c.index, params);
-    const { storage, name } = applied.spec;
-    const resume = {
-      checkpointDir: runCheckpointDir(storage, name, firstId),
-      ledgerPath: ledgerPath(storage.archiveDir, name, firstId),
-    };
-    let latest: { step: number; path: string } | undefined;
-    try {
-      latest = (await latestCompleteCheckpoint({ ...resume, now: workflowNowIso() })).latest;
-    } catch {
-      latest = undefined;
-    }
-    if (!latest) {
-      running--; // nothing kept to continue from: the child stays stopped
-      return;
-    }
-    await runChild(c.index, {
-      rung: c.rung,
-      prior,
-      resume: { ...resume, resumeFrom: latest.path },
-      fromStep: latest.step,
-    });
+const historyFull = (run: SweepRun) =>
+  workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= run.input.historyEventLimit;
+
+/** Drain first: a running child's result must land in the carried results. */
+async function drainAndContinueAsNew(run: SweepRun): Promise<never> {
+  await condition(() => run.running === 0);
+  return continueAsNew<typeof sweep>({ ...run.input, carry: sweepCarry(run) });
+}
+
+/** Every configuration has started: promotions (opt-in) take the slots that free up, until none is left. */
+async function promoteWhileSlotsFree(run: SweepRun): Promise<void> {
+  while (promotes(run.input.sweep.scheduler) && !budgetExhausted(run)) {
+    await condition(() => nextWhilePromoting(slotsOf(run)).do !== 'wait');
+    const move = nextWhilePromoting(slotsOf(run));
+    if (move.do === 'stop') break;
+    if (move.do === 'promote') void promote(run, move.child);
   }
+}
 
-  const historyFull = () =>
-    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= input.historyEventLimit;
-  let cancelled: unknown;
+/** A row for every child that ends; a promoted child's replaces the stopped one's. */
+function record(run: SweepRun, row: ChildOutcome, promotion?: Promotion): void {
+  if (!promotion) {
+    run.results.push(row);
+    return;
+  }
+  run.results.splice(run.results.indexOf(promotion.prior), 1);
+  run.results.push(withPromotion(row, promotion));
+}
+
+/** Run configuration `index` as a child workflow (a promotion resumes a stopped one) and record how it ended. */
+async function runChild(run: SweepRun, index: number, promotion?: Promotion): Promise<void> {
+  const params = run.paramSets[index] ?? {};
+  const firstId = childWorkflowId(run.ids.workflowId, index, params);
+  const workflowId = promotion ? promotedWorkflowId(firstId, promotion.rung) : firstId;
+  const applied = applyParams(run.input.sweep.base, params);
+  if (!applied.ok) {
+    record(run, refusedChild(index, workflowId, applied.issues));
+    return;
+  }
+  if (!promotion) run.running++; // a promotion took its slot before looking for the checkpoint
+  run.maxRunning = Math.max(run.maxRunning, run.running);
+  run.indexOfRunning[workflowId] = index;
+  run.stopSent[index] = false;
   try {
-    while (next < total && !budgetExhausted()) {
-      await condition(() => running < concurrency);
-      if (budgetExhausted()) break;
-      if (historyFull()) {
-        // Drain first: a running child's result must land in the carried results.
-        await condition(() => running === 0);
-        await continueAsNew<typeof sweep>({
-          ...input,
-          carry: {
-            nextIndex: next,
-            results,
-            runs: runs + 1,
-            maxRunning,
-            ...(limitChanges.length > 0 ? { limitChanges } : {}),
-            ...(scheduler ? { scheduler: schedulerState } : {}),
-          },
-        });
-      }
-      const c = candidate();
-      if (c) {
-        void promote(c);
-        continue;
-      }
-      void runChild(next);
-      next++;
-    }
-    startingDone = true;
-    // Every configuration has started: promotions take the slots that free up, until none is left.
-    while (promoting && !budgetExhausted()) {
-      await condition(() => running === 0 || (running < concurrency && candidate() !== undefined));
-      const c = running < concurrency ? candidate() : undefined;
-      if (c) void promote(c);
-      else if (running === 0) break;
-    }
-    await condition(() => running === 0);
+    const r = await executeChild<(i: ExperimentInput) => Promise<ExperimentResult>>(
+      run.input.childWorkflowType,
+      childOptions(run, index, workflowId, applied.spec, promotion),
+    );
+    record(run, endedChild(index, workflowId, r, lastIntermediateOf(run.scheduler, index)), promotion);
   } catch (err) {
-    if (!isCancellation(err)) throw err;
-    cancelled = err;
-    // Children were asked to cancel with the scope; wait until each has torn down and reported.
-    await CancellationScope.nonCancellable(() => condition(() => running === 0));
+    // A failed child carries its experiment result in the failure details, if it got that far.
+    const failure = unwrapFailure(err);
+    const ended = {
+      cancelled: failure.cancelled,
+      message: failure.message,
+      result: failure.details[0] as ExperimentResult | undefined,
+    };
+    record(run, failedChild(index, workflowId, ended, lastIntermediateOf(run.scheduler, index)), promotion);
+  } finally {
+    run.running--;
+    delete run.indexOfRunning[workflowId];
   }
+}
 
-  const ranked = rankChildren(results, (i) => paramSets[i] ?? {}, spec.objective);
-  const best = bestChild(results, spec.objective);
-  const counts = countOutcomes(results);
-  // Reaching the budget fails the sweep (a schedule with pauseOnFailure then pauses).
-  const stoppedByFailureBudget = budgetExhausted();
-  const outcome: SweepManifest['outcome'] =
-    cancelled !== undefined ? 'cancelled' : stoppedByFailureBudget ? 'failed' : 'succeeded';
-  const info = workflowInfo();
-  const manifest: SweepManifest = {
-    schemaVersion: 1,
-    sweep: spec.name,
-    temporal: {
-      workflowId: sweepId,
-      runId: info.runId,
-      namespace: info.namespace,
-      taskQueue: info.taskQueue,
-    },
-    provenance,
+function childOptions(
+  run: SweepRun,
+  index: number,
+  workflowId: string,
+  spec: ExperimentSpec,
+  promotion: Promotion | undefined,
+): ChildWorkflowOptions & { args: [ExperimentInput] } {
+  const { sweep: sweepSpec, provenance } = run.input;
+  const childInput = childExperimentInput({
     spec,
-    objective: spec.objective,
-    counts: { total, ...counts, notStarted: total - results.length },
-    stoppedByFailureBudget,
-    outcome,
-    children: ranked,
-    ...(limitChanges.length > 0 ? { limitChanges } : {}),
-    gpuUsage: sumGpuUsage(
-      results.map((r) =>
-        r.gpuSeconds === undefined
-          ? undefined
-          : {
-              gpus: workerGpus(spec.base),
-              allocatedSeconds: r.gpuSeconds,
-              busySeconds: r.busyGpuSeconds ?? 0,
-              allocatedGpuHours: 0,
-            },
-      ),
-      spec.base.cost,
-    ),
-    writtenAt: workflowNowIso(),
+    provenance,
+    scheduler: sweepSpec.scheduler,
+    baseTotalSteps: sweepSpec.base.trainer.totalTrainingSteps,
+    resume: promotion?.resume,
+  });
+  return {
+    workflowId,
+    args: [childInput],
+    typedSearchAttributes: startSearchAttributes({
+      kind: 'experiment',
+      name: spec.name,
+      backend: spec.backend,
+      stage: 'preflight',
+      sweepId: run.ids.workflowId,
+    }),
+    staticSummary: childSummary(sweepSpec.name, index, run.total, run.paramSets[index] ?? {}, promotion),
+    // Cancel reaches the child and the sweep waits for its teardown to finish.
+    cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+    // A terminated sweep still lets its children clean up (terminate would skip teardown).
+    parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
   };
+}
+
+/** Promote `c`: find the stopped child's last complete checkpoint (campaign-style) and resume it. */
+async function promote(run: SweepRun, c: Promotable): Promise<void> {
+  run.scheduler.promoted = [...(run.scheduler.promoted ?? []), c];
+  const prior = run.results.find((r) => r.index === c.index);
+  const params = run.paramSets[c.index] ?? {};
+  const applied = applyParams(run.input.sweep.base, params);
+  if (!prior || !applied.ok) return;
+  run.running++; // the slot is taken now, while the checkpoint is looked up
+  const firstId = childWorkflowId(run.ids.workflowId, c.index, params);
+  const { storage, name } = applied.spec;
+  const resume = {
+    checkpointDir: runCheckpointDir(storage, name, firstId),
+    ledgerPath: ledgerPath(storage.archiveDir, name, firstId),
+  };
+  const latest = await latestCompleteCheckpoint({ ...resume, now: workflowNowIso() }).then(
+    (found) => found.latest,
+    () => undefined,
+  );
+  if (!latest) {
+    run.running--; // nothing kept to continue from: the child stays stopped
+    return;
+  }
+  const resumeFrom = { ...resume, resumeFrom: latest.path };
+  await runChild(run, c.index, { rung: c.rung, prior, resume: resumeFrom, fromStep: latest.step });
+}
+
+/** Children were asked to cancel with the scope; wait until each has torn down and reported. */
+async function settleCancellation(run: SweepRun, err: unknown): Promise<void> {
+  if (!isCancellation(err)) throw err;
+  run.cancellation = err;
+  await CancellationScope.nonCancellable(() => condition(() => run.running === 0));
+}
+
+function endingOf(run: SweepRun): SweepEnding {
+  const { succeeded, failed } = countOutcomes(run.results);
+  return sweepEnding({
+    cancelled: run.cancellation !== undefined,
+    total: run.total,
+    succeeded,
+    failed,
+    notStarted: notStarted(run),
+    failureBudget: run.limits.failureBudget,
+  });
+}
+
+/** sweep.json and sweep.csv, written once and never cancelled; the search attributes ride along. */
+async function archiveManifest(run: SweepRun, ending: SweepEnding): Promise<Archived> {
+  const { sweep: spec } = run.input;
+  const manifest = buildSweepManifest(run, ending, workflowNowIso());
   // A scheduled sweep learns its id only when it fires: its RagenSweepId comes with this upsert.
   const visible = new ChangingAttributes()
     .set(K.stage, 'done')
-    .set(K.outcome, outcome)
-    .set(K.sweepId, sweepId);
+    .set(K.outcome, ending.outcome)
+    .set(K.sweepId, run.ids.workflowId);
   // The objective is validation.successRate: the best child's is the sweep's.
+  const best = bestChild(run.results, spec.objective);
   if (best) visible.set(K.validationSuccess, best.value);
   visible.set(K.gpuSeconds, manifest.gpuUsage?.allocatedSeconds ?? 0);
   visible.flush(); // batched with the archive activity
-  const archived = await CancellationScope.nonCancellable(() =>
+  return CancellationScope.nonCancellable(() =>
     archiveSweep({ manifest, archiveDir: spec.base.storage.archiveDir }),
   );
-  const files = [archived.manifestPath, archived.csvPath].filter((f): f is string => f !== undefined);
-  tracking = (await trackParent(mlflow, 'sweep', spec.name, spec, { outcome, files })) ?? tracking;
-  const result: SweepResult = {
-    sweepId,
-    total,
-    ...counts,
-    notStarted: total - results.length,
-    stoppedByFailureBudget,
-    runs,
-    maxRunning,
-    ranked,
-    manifestPath: archived.manifestPath,
-    csvPath: archived.csvPath,
-    ...(tracking ? { tracking } : {}),
-  };
-  const event = stoppedByFailureBudget ? 'failureBudgetExhausted' : outcome;
-  const reason = stoppedByFailureBudget
-    ? `${failed} children failed (failureBudget ${spec.failureBudget})`
-    : `${counts.succeeded} of ${total} children succeeded`;
+}
+
+async function notifyEnding(run: SweepRun, ending: SweepEnding, archived: Archived): Promise<void> {
+  const { sweep: spec } = run.input;
+  const { reason } = ending;
   await notifyTargets(
     spec.base.notify,
     { kind: 'sweep', name: spec.name, reason, manifestPath: archived.manifestPath },
-    event,
+    ending.event,
   );
-  // The sweep fails below: a schedule that started it pauses on that.
-  if (cancelled === undefined && stoppedByFailureBudget)
-    await notifyScheduleWillPause(spec.base.notify, spec.name, reason);
-  if (cancelled !== undefined) throw cancelled;
-  if (stoppedByFailureBudget) {
-    throw ApplicationFailure.create({
-      type: ErrorTypes.SweepFailureBudgetExhausted,
-      nonRetryable: true,
-      message: `${failed} children failed (failureBudget ${failureBudget}); ${total - results.length} of ${total} were not started`,
-      details: [result],
-    });
-  }
-  return result;
+  // The sweep fails in finish: a schedule that started it pauses on that.
+  if (ending.failure !== undefined) await notifyScheduleWillPause(spec.base.notify, spec.name, reason);
 }
 
-/** The Temporal UI's summary of a sweep child: the sweep, its index and the swept parameters. */
-function childSummary(name: string, index: number, total: number, params: Record<string, unknown>): string {
-  const swept = Object.entries(params)
-    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
-    .join(', ');
-  return `${name} child ${index + 1}/${total}: ${swept || '(base spec)'}`;
+function finish(run: SweepRun, ending: SweepEnding, archived: Archived): SweepResult {
+  const result = sweepResult(run, ending, archived);
+  if (run.cancellation !== undefined) throw run.cancellation;
+  if (ending.failure === undefined) return result;
+  throw ApplicationFailure.create({
+    type: ErrorTypes.SweepFailureBudgetExhausted,
+    nonRetryable: true,
+    message: ending.failure,
+    details: [result],
+  });
 }

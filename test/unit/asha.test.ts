@@ -7,6 +7,7 @@ import {
   emptySchedulerState,
   onIntermediateResult,
   promotableChild,
+  schedulerStop,
 } from '../../src/domain/asha.js';
 import { SweepSpecSchema } from '../../src/domain/sweep.js';
 import { emptyTrainLogState, feedTrainLog } from '../../src/activities/train-log.js';
@@ -237,5 +238,53 @@ describe('in-loop validations read from the job log (one report per validation)'
       [16],
       'a run resumed at a rung reports only the rungs after it',
     );
+  });
+});
+
+describe('the sweep scheduler on a child validation (schedulerStop, pure, table)', () => {
+  const METRIC = 'val-env/CoordSokoban/success';
+  // Rung 2 already holds child 0 at 0.9: with reductionFactor 2 a worse child stops there.
+  const seeded = () => {
+    const state = emptySchedulerState();
+    onIntermediateResult(asha(), state, { index: 0, step: 2, value: 0.9 }, 16);
+    return state;
+  };
+  const report = (index: number | undefined, value?: number, step = 2) => ({
+    index,
+    step,
+    metrics: (value === undefined ? { other: 1 } : { [METRIC]: value }) as Record<string, number>,
+  });
+  const stop = (index: number) => ({
+    index,
+    stop: {
+      rung: 2,
+      step: 2,
+      reason: `asha rung 2: ${METRIC}=0.5 is not in the top 1 of 2 (reductionFactor 2, 1 better)`,
+    },
+  });
+  const table: [
+    string,
+    Scheduler | undefined,
+    ReturnType<typeof report>,
+    Record<number, boolean>,
+    unknown,
+  ][] = [
+    ['a worse child at the rung is told to stop', asha(), report(1, 0.5), {}, stop(1)],
+    ['a better child runs on', asha(), report(1, 0.95), {}, undefined],
+    ['a child told already is not told twice', asha(), report(1, 0.5), { 1: true }, undefined],
+    ['a report without the metric is ignored', asha(), report(1), {}, undefined],
+    ['a workflow that is not a running child is ignored', asha(), report(undefined, 0.5), {}, undefined],
+    ['no scheduler: nothing to decide', undefined, report(1, 0.5), {}, undefined],
+  ];
+  for (const [why, scheduler, r, sent, expected] of table) {
+    it(why, () => {
+      assert.deepEqual(schedulerStop(scheduler, seeded(), r, 16, sent), expected);
+    });
+  }
+
+  it('records the value even when it sends nothing (the rung rule sees every report once)', () => {
+    const state = seeded();
+    schedulerStop(asha(), state, report(1, 0.5), 16, { 1: true });
+    assert.deepEqual(state.reports['1'], [[2, 0.5]]);
   });
 });

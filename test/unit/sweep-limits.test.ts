@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { sweepLimitsRefusal } from '../../src/domain/sweep-limits.js';
+import {
+  type LimitsInForce,
+  type SweepLimitChange,
+  type SweepLimits,
+  changedLimits,
+  failureBudgetExhausted,
+  limitsInForce,
+  sweepLimitsRefusal,
+} from '../../src/domain/sweep-limits.js';
 
 describe('sweep limits (the setLimits Update validator, pure)', () => {
   const running = { done: false, failed: 2 };
@@ -26,4 +34,80 @@ describe('sweep limits (the setLimits Update validator, pure)', () => {
       /finished starting/,
     );
   });
+});
+
+describe('sweep limits in force (pure, table)', () => {
+  const spec = { concurrency: 2, failureBudget: 3 };
+  const change = (concurrency: number, failureBudget?: number) => ({ at: 't', concurrency, failureBudget });
+  const inForce: [
+    string,
+    { concurrency: number; failureBudget?: number },
+    SweepLimitChange[],
+    LimitsInForce,
+  ][] = [
+    ['no change: the spec', spec, [], { concurrency: 2, failureBudget: 3 }],
+    [
+      'no change, no budget in the spec',
+      { concurrency: 1 },
+      [],
+      { concurrency: 1, failureBudget: undefined },
+    ],
+    ['the last change wins', spec, [change(5, 4), change(1, 6)], { concurrency: 1, failureBudget: 6 }],
+    [
+      'a change recorded without a budget: none',
+      spec,
+      [change(4)],
+      { concurrency: 4, failureBudget: undefined },
+    ],
+  ];
+  for (const [why, s, changes, expected] of inForce) {
+    it(`limits in force: ${why}`, () => {
+      assert.deepEqual(limitsInForce(s, changes), expected);
+    });
+  }
+
+  const changed: [string, LimitsInForce, SweepLimits, LimitsInForce][] = [
+    [
+      'concurrency only keeps the budget',
+      { concurrency: 1, failureBudget: 2 },
+      { concurrency: 3 },
+      { concurrency: 3, failureBudget: 2 },
+    ],
+    [
+      'budget only keeps the concurrency',
+      { concurrency: 1, failureBudget: 2 },
+      { failureBudget: 5 },
+      { concurrency: 1, failureBudget: 5 },
+    ],
+    [
+      'both change',
+      { concurrency: 1 },
+      { concurrency: 2, failureBudget: 1 },
+      { concurrency: 2, failureBudget: 1 },
+    ],
+    [
+      'no budget stays none',
+      { concurrency: 1 },
+      { concurrency: 2 },
+      { concurrency: 2, failureBudget: undefined },
+    ],
+  ];
+  for (const [why, current, asked, expected] of changed) {
+    it(`after sweep set: ${why}`, () => {
+      assert.deepEqual(changedLimits(current, asked), expected);
+    });
+  }
+
+  const exhausted: [number, number | undefined, boolean][] = [
+    [0, undefined, false],
+    [100, undefined, false],
+    [1, 2, false],
+    [2, 2, true],
+    [3, 2, true],
+  ];
+  for (const [failed, budget, expected] of exhausted) {
+    it(`${failed} failed with failureBudget ${budget}: ${expected ? 'exhausted' : 'not exhausted'}`, () => {
+      assert.equal(failureBudgetExhausted(failed, budget), expected);
+    });
+  }
 });

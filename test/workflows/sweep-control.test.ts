@@ -1,15 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure, type WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { Activities } from '../../src/activities/index.js';
 import { validationReporter } from '../../src/activities/validation-reports.js';
 import type { SweepInput, SweepManifest, SweepResult, SweepStatus } from '../../src/domain/sweep.js';
 import type { sweep } from '../../src/workflows/sweep.js';
-import { setSweepLimitsUpdate } from '../../src/workflows/sweep-definitions.js';
+import { setSweepLimitsUpdate, sweepStatusQuery } from '../../src/workflows/sweep-definitions.js';
 import { parseSweepMapping } from '../../src/cli/spec-files/load-sweep.js';
 import type { ManifestDraft } from '../../src/domain/manifest.js';
+import { ErrorTypes } from '../../src/domain/error-types.js';
+import type { NotificationDraft } from '../../src/domain/notification.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
 import { testSpec } from '../helpers/specs.js';
 import { seedSweep, sweepInput } from '../helpers/sweeps.js';
@@ -125,7 +128,7 @@ describe('sweep control and GPU-seconds (time-skipping server, stand-in children
     assert.match(during.refusals[2] ?? '', /nothing to change/);
     assert.match(during.refusals[3] ?? '', /concurrency: .*from 1 to 256/);
     assert.equal(during.raised.concurrency, 3);
-    assert.equal(during.raised.failureBudget, 2);
+    assert.equal(during.raised?.failureBudget, 2);
     assert.equal(during.lowered.concurrency, 1);
     assert.equal(during.lowered.failureBudget, 2, 'a change of one limit keeps the other');
     assert.equal(during.maxAfterRaise, 3);
@@ -167,6 +170,59 @@ describe('sweep control and GPU-seconds (time-skipping server, stand-in children
       },
     );
     assert.match(during, /finished starting children/);
+  });
+
+  it('after `sweep set --failure-budget` the failure, the notification and the status name the live budget', async () => {
+    // The spec allows 1 failed child; `sweep set` raises it to 2 before the first one fails.
+    let held = true;
+    let training = 0;
+    const posted: NotificationDraft[] = [];
+    const { activities } = fakeActivities({
+      train: async () => {
+        training++;
+        const ctx = Context.current();
+        while (held) {
+          ctx.heartbeat();
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        throw ApplicationFailure.create({
+          type: ErrorTypes.TrainingFailed,
+          message: 'stand-in trainer exited 1',
+          nonRetryable: true,
+        });
+      },
+      notify: async ({ draft }) => {
+        posted.push(draft);
+        return { status: 200, idempotencyKey: 'fake' };
+      },
+    });
+    const spec = seedSweep([1, 2, 3, 4], { concurrency: 1, failureBudget: 1 });
+    spec.base.notify = [{ url: 'http://127.0.0.1:1/hook', on: ['failureBudgetExhausted'] }];
+    let failure: unknown;
+    const seen: { raised?: SweepStatus; ended?: SweepStatus } = {};
+    await withSweep(sweepInput(spec), activities, async (id) => {
+      const handle = env.client.workflow.getHandle(id);
+      await until('the first child to train', () => training === 1);
+      seen.raised = await handle.executeUpdate(setSweepLimitsUpdate, { args: [{ failureBudget: 2 }] });
+      held = false;
+      failure = await handle.result().then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      seen.ended = await handle.query(sweepStatusQuery);
+    }).catch(() => undefined); // the sweep fails: asserted below
+    assert.equal(seen.raised?.failureBudget, 2);
+    assert.equal(seen.ended?.failed, 2, 'the raised budget let a second child fail');
+    assert.equal(seen.ended?.stoppedByFailureBudget, true);
+    assert.equal(seen.ended?.failureBudget, 2);
+    const cause = (failure as WorkflowFailedError | undefined)?.cause as ApplicationFailure | undefined;
+    assert.equal(cause?.type, ErrorTypes.SweepFailureBudgetExhausted);
+    assert.match(cause?.message ?? '', /^2 children failed \(failureBudget 2\)/);
+    assert.deepEqual(
+      posted.map((d) => [d.kind, d.event]),
+      [['sweep', 'failureBudgetExhausted']],
+    );
+    assert.match(posted[0]?.reason ?? '', /^2 children failed \(failureBudget 2\)$/);
   });
 
   it('ASHA stops the losers at their rung: stoppedEarly manifests, clusters torn down, slots reused', async () => {
