@@ -23,6 +23,7 @@ export type RagenRule =
   | 'model-path'
   | 'cuda-visible-devices'
   | 'env-groups-cover-mini-batch'
+  | 'tensor-parallel-size'
   | 'hydra-ambiguous-value'
   | 'env-tag-defined'
   | 'ragen-revision-known';
@@ -51,6 +52,7 @@ export const RAGEN_PREFLIGHT_DEFAULTS = {
   'actor_rollout_ref.rollout.rollout_filter_value': 1,
   'agent_proxy.context_window_mode': 'full',
   'agent_proxy.max_turn': 5,
+  'actor_rollout_ref.rollout.tensor_model_parallel_size': 1,
 } as const satisfies Record<string, HydraScalar>;
 
 /** RAGEN's model_path rule as a message with the fix; undefined when RAGEN accepts the path. */
@@ -149,13 +151,19 @@ function modelIssues(spec: ExperimentSpec, o: Map<string, string>, revision: Rag
 }
 
 /** Enough rollouts per step for one mini-batch, after RAGEN's rollout filter keeps its share. */
-function envGroupIssues(spec: ExperimentSpec, o: Map<string, string>): RagenIssue[] {
-  const groups = num(valueIn(o, 'es_manager.train.env_groups'));
-  const size = num(valueIn(o, 'es_manager.train.group_size'));
+function filterRatio(o: Map<string, string>, revision: RagenRevision, groups: number): number {
+  const filter = revision.rolloutFilter;
+  if (filter.kind === 'ratio') return num(valueIn(o, filter.key) ?? filter.default);
   const strategy = String(valueIn(o, 'actor_rollout_ref.rollout.rollout_filter_strategy'));
   const value = num(valueIn(o, 'actor_rollout_ref.rollout.rollout_filter_value'));
-  const ratio =
-    strategy === 'top_p' || strategy === 'top_k' ? value : strategy === 'top_k_abs' ? value / groups : 1;
+  if (strategy === 'top_p' || strategy === 'top_k') return value;
+  return strategy === 'top_k_abs' ? value / groups : 1;
+}
+
+function envGroupIssues(spec: ExperimentSpec, o: Map<string, string>, revision: RagenRevision): RagenIssue[] {
+  const groups = num(valueIn(o, 'es_manager.train.env_groups'));
+  const size = num(valueIn(o, 'es_manager.train.group_size'));
+  const ratio = filterRatio(o, revision, groups);
   const mode = String(valueIn(o, 'agent_proxy.context_window_mode'));
   const perTurn = mode === 'single_turn' || mode === 'limited_multi_turn';
   const turns = perTurn ? num(valueIn(o, 'agent_proxy.max_turn')) : 1;
@@ -172,6 +180,29 @@ function envGroupIssues(spec: ExperimentSpec, o: Map<string, string>): RagenIssu
         ['trainer', 'overrides'],
       ),
       message: `RAGEN's train.py asserts ${terms} >= ppo_mini_batch_size = ${mini}; raise es_manager.train.env_groups or group_size, or lower ppo_mini_batch_size (trainer.overrides)`,
+    },
+  ];
+}
+
+/** RAGEN 5eb79b8: vLLM's tensor parallelism spans the node's GPUs, unless the check is turned off. */
+function tensorParallelIssues(
+  spec: ExperimentSpec,
+  o: Map<string, string>,
+  revision: RagenRevision,
+): RagenIssue[] {
+  if (!revision.tpSizeCheck || valueIn(o, 'actor_rollout_ref.rollout.tp_size_check') === false) return [];
+  const tp = num(valueIn(o, 'actor_rollout_ref.rollout.tensor_model_parallel_size'));
+  const gpus = num(valueIn(o, 'trainer.n_gpus_per_node'));
+  if (tp === gpus) return [];
+  return [
+    {
+      rule: 'tensor-parallel-size',
+      path: fieldOf(
+        spec,
+        ['actor_rollout_ref.rollout.tensor_model_parallel_size'],
+        ['trainer', 'nGpusPerNode'],
+      ),
+      message: `RAGEN ${shortCommit(revision)}'s train.py asserts actor_rollout_ref.rollout.tensor_model_parallel_size (${tp}) equals n_gpus_per_node (${gpus}) while actor_rollout_ref.rollout.tp_size_check is true; set trainer.overrides 'actor_rollout_ref.rollout.tensor_model_parallel_size': ${gpus}, or 'actor_rollout_ref.rollout.tp_size_check': false`,
     },
   ];
 }
@@ -228,6 +259,7 @@ export function ragenPreflightIssues(spec: ExperimentSpec): RagenIssue[] {
     ...batchIssues(spec, o),
     ...cudaIssues(spec, o),
     ...modelIssues(spec, o, revision),
-    ...envGroupIssues(spec, o),
+    ...envGroupIssues(spec, o, revision),
+    ...tensorParallelIssues(spec, o, revision),
   ];
 }

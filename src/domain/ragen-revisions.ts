@@ -11,6 +11,13 @@ export interface RagenRevision {
   envTags: readonly string[];
   /** train.py's model_path assertion: the lowercased path must contain one of these. */
   modelPathMarkers: readonly string[];
+  /**
+   * The share of rollouts RAGEN's filter keeps, for the env-groups rule: by
+   * `rollout_filter_strategy`/`rollout_filter_value` (20daedc), or one `rollout_filter_ratio` key.
+   */
+  rolloutFilter: { kind: 'strategy' } | { kind: 'ratio'; key: string; default: number };
+  /** train.py asserts tensor_model_parallel_size == n_gpus_per_node unless tp_size_check is false. */
+  tpSizeCheck: boolean;
 }
 
 /** mll-lab-nu/RAGEN HEAD (2026-04-14), verl 0.6.1: the revision the product's argv is built for. */
@@ -43,9 +50,15 @@ export const RAGEN_20DAEDC: RagenRevision = {
     'rubikscube',
   ],
   modelPathMarkers: ['qwen', 'llama-3'],
+  rolloutFilter: { kind: 'strategy' },
+  tpSizeCheck: false,
 };
 
-/** RAGEN-AI/RAGEN HEAD (2025-09-06), verl 0.2.0.dev: no CoordSokoban, qwen-only response mask. */
+/**
+ * RAGEN-AI/RAGEN HEAD (2025-09-06), verl 0.2.0.dev: no CoordSokoban, a qwen-only response mask, a
+ * fixed filter ratio (0.25), and tensor parallelism over all of a node's GPUs unless tp_size_check
+ * is turned off.
+ */
 export const RAGEN_5EB79B8: RagenRevision = {
   commit: '5eb79b82cecc31db5662ba3c96b752405692410b',
   verl: '0.2.0.dev (1e47e41)',
@@ -62,6 +75,8 @@ export const RAGEN_5EB79B8: RagenRevision = {
     'WebShop',
   ],
   modelPathMarkers: ['qwen'],
+  rolloutFilter: { kind: 'ratio', key: 'actor_rollout_ref.rollout.rollout_filter_ratio', default: 0.25 },
+  tpSizeCheck: true,
 };
 
 export const KNOWN_RAGEN_REVISIONS: readonly RagenRevision[] = [RAGEN_20DAEDC, RAGEN_5EB79B8];

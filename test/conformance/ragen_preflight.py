@@ -10,6 +10,8 @@ from __future__ import annotations
 
 def _effective_ratio(cfg) -> float:
     rollout = cfg.actor_rollout_ref.rollout
+    if "rollout_filter_ratio" in rollout:  # RAGEN 5eb79b8: one fixed ratio
+        return rollout.rollout_filter_ratio
     strategy = rollout.get("rollout_filter_strategy", "top_p")
     value = rollout.get("rollout_filter_value", 0.25)
     if strategy in ("top_p", "top_k"):
@@ -27,6 +29,14 @@ def batch_rules(cfg) -> set[str]:
     if actor.ppo_mini_batch_size % per_step != 0:
         return {"mini-batch-divisible"}
     return set()
+
+
+def tensor_parallel_rules(cfg) -> set[str]:
+    """RAGEN 5eb79b8 only (its config has tp_size_check): TP spans the node's GPUs."""
+    rollout = cfg.actor_rollout_ref.rollout
+    if not rollout.get("tp_size_check", False):
+        return set()
+    return set() if rollout.tensor_model_parallel_size == cfg.trainer.n_gpus_per_node else {"tensor-parallel-size"}
 
 
 def model_path_rules(cfg) -> set[str]:
@@ -69,4 +79,11 @@ def group_split_problems(cfg) -> list[str]:
 
 
 def broken_rules(cfg) -> set[str]:
-    return batch_rules(cfg) | model_path_rules(cfg) | cuda_rules(cfg) | env_group_rules(cfg) | env_tag_rules(cfg)
+    return (
+        batch_rules(cfg)
+        | model_path_rules(cfg)
+        | cuda_rules(cfg)
+        | env_group_rules(cfg)
+        | env_tag_rules(cfg)
+        | tensor_parallel_rules(cfg)
+    )

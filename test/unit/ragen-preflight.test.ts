@@ -144,6 +144,34 @@ describe("RAGEN's train.py pre-flight, refused at load", () => {
       field: ['trainer', 'ragenRevision'],
     },
     {
+      name: '5eb79b8 keeps a quarter of the rollouts: a mini-batch of 64 is too large',
+      trainer: { ragenRevision: '5eb79b8', overrides: { ppo_mini_batch_size: 64 } },
+      validation: { envTag: 'SimpleSokoban' },
+      rules: ['env-groups-cover-mini-batch'],
+    },
+    {
+      name: '5eb79b8 with 2 GPUs and tensor parallelism 1',
+      trainer: { ragenRevision: '5eb79b8', nGpusPerNode: 2 },
+      validation: { envTag: 'SimpleSokoban' },
+      rules: ['tensor-parallel-size'],
+      field: ['trainer', 'nGpusPerNode'],
+    },
+    {
+      name: '5eb79b8 with 2 GPUs and tensor parallelism 2',
+      trainer: {
+        ragenRevision: '5eb79b8',
+        nGpusPerNode: 2,
+        overrides: { 'actor_rollout_ref.rollout.tensor_model_parallel_size': 2 },
+      },
+      validation: { envTag: 'SimpleSokoban' },
+      rules: [],
+    },
+    {
+      name: '20daedc has no tensor-parallel check',
+      trainer: { ragenRevision: '20daedc', nGpusPerNode: 2 },
+      rules: [],
+    },
+    {
       name: 'llama-3 is qwen-only on 5eb79b8',
       trainer: { ragenRevision: '5eb79b8', overrides: { model_path: 'meta-llama/Llama-3.2-1B' } },
       validation: { envTag: 'SimpleSokoban' },
