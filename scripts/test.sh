@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: installs what it needs (scripts/setup.sh), then runs every suite:
 # typecheck, lint, unit, activity and workflow tests (time-skipping server), the integration test
-# (real Temporal dev server, real Ray, real payload), the payload's and the probes' pytest suites.
+# (real Temporal dev server, real Ray, real payload), the payload's and the probes' pytest suites, and
+# the RAGEN conformance suite (every argv the product builds, composed by RAGEN's real Hydra config
+# from ../shared/conformance or $RAGEN_CONFORMANCE_DIR: an input of CI; the suite fails without it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -44,6 +46,8 @@ echo "== payload tests"
 .venv/bin/python -m pytest payload/tests -q
 echo "== probe tests"
 .venv/bin/python -m pytest probes/tests -q
+echo "== RAGEN conformance"
+.venv/bin/python -m pytest test/conformance -q
 echo "== waiting for the Go builds"
 wait_build k8s "$k8s_build"
 wait_build temporal "$temporal_build"

@@ -37,6 +37,8 @@ def test_overrides_are_typed():
         (["trainer.max_actor_ckpt_to_keep=1"], ["minimum 2"]),
         (["+trainer.nnodes=2"], ["already exists"]),
         (["+trainer.bar=2"], ["only keys under ray_kwargs"]),
+        (["trainer.n_gpus_per_node=2"], ["CUDA_VISIBLE_DEVICES (0)", "n_gpus_per_node (2)", "'0,1'"]),
+        (["trainer.n_gpus_per_node=1", "system.CUDA_VISIBLE_DEVICES='0,1'"], ["n_gpus_per_node (1)"]),
         (["--config-name", "base"], ["_2_sokoban"]),
         (["ray_kwargs.ray_init.address=auto"], ["'+' prefix"]),
     ],
@@ -46,6 +48,16 @@ def test_bad_overrides_are_refused(args, words):
         parse_command_line(args)
     for word in words:
         assert word in str(err.value)
+
+
+def test_the_orchestrators_multi_gpu_and_force_add_keys_are_accepted():
+    """The argv of a 2-GPU node and of trainer validation: quoted devices, `++` on existing and new keys."""
+    cfg = parse_command_line([
+        "--config-name", "_2_sokoban", "trainer.n_gpus_per_node=2", "system.CUDA_VISIBLE_DEVICES='0,1'",
+        "++ray_kwargs.ray_init.address=auto", "++trainer.val_only=True", "++trainer.val_before_train=True",
+    ])
+    assert cfg["system.CUDA_VISIBLE_DEVICES"] == "0,1" and cfg["ray_kwargs"] == {"ray_init": {"address": "auto"}}
+    assert cfg["trainer.val_only"] is True and cfg["trainer.val_before_train"] is True
 
 
 def test_cli_exits_2_without_starting_ray(tmp_path):

@@ -139,7 +139,8 @@ def test_gpu_shortfall_fails_fast_with_both_numbers(ray_cluster, tmp_path):
 
 def test_impossible_per_node_shape_is_bounded(ray_cluster, tmp_path):
     # 2 GPUs in total, but no node has 2: verl would hang in pg.ready(); here it fails.
-    proc = train(ray_cluster, tmp_path, "trainer.n_gpus_per_node=2", "trainer.placement_timeout_s=3", f"trainer.default_local_dir={tmp_path}/c")
+    proc = train(ray_cluster, tmp_path, "trainer.n_gpus_per_node=2", "system.CUDA_VISIBLE_DEVICES='0,1'",
+                 "trainer.placement_timeout_s=3", f"trainer.default_local_dir={tmp_path}/c")
     assert proc.returncode == 3 and "placement groups not ready within 3 s" in proc.stderr
 
 

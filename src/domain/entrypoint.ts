@@ -19,9 +19,20 @@ export function withInterpreter(spec: ExperimentSpec, argv: readonly string[]): 
 }
 
 /**
+ * `system.CUDA_VISIBLE_DEVICES` for n GPUs per node: RAGEN asserts it lists n_gpus_per_node devices
+ * (its default is "0"). Quoted inside the value: Hydra reads an unquoted `0,1` as a sweep.
+ */
+export function cudaVisibleDevicesOverride(nGpusPerNode: number): string {
+  return `system.CUDA_VISIBLE_DEVICES='${cudaVisibleDevices(nGpusPerNode)}'`;
+}
+
+/** `0,1,…,n-1`: the devices of one node's n GPUs. */
+export const cudaVisibleDevices = (n: number): string => Array.from({ length: n }, (_, i) => i).join(',');
+
+/**
  * RAGEN train.py overrides (contract §7.2); resume is always explicit, never a silent `auto`.
- * Only keys RAGEN's base config has (or `+` additions under ray_kwargs); test/unit/train-argv.test.ts
- * checks them against a table of RAGEN's keys and types.
+ * Keys RAGEN's config has, or `++` (add or override) for keys an older verl may lack;
+ * test/conformance composes these argvs with RAGEN's real Hydra configuration.
  */
 export function trainArgv(spec: ExperimentSpec, checkpointDir: string, resume: ResumeFrom): string[] {
   const t = spec.trainer;
@@ -41,8 +52,11 @@ export function trainArgv(spec: ExperimentSpec, checkpointDir: string, resume: R
     `trainer.experiment_name=${spec.name}`,
     `seed.train=${t.seedTrain}`,
     `seed.val=${spec.validation.seed}`,
-    '+ray_kwargs.ray_init.address=auto',
+    // verl 0.6.1 declares ray_kwargs.ray_init without an address; older verl has no ray_kwargs.
+    '++ray_kwargs.ray_init.address=auto',
   ];
+  if (t.nGpusPerNode > 1 && !('system.CUDA_VISIBLE_DEVICES' in t.overrides))
+    argv.push(cudaVisibleDevicesOverride(t.nGpusPerNode));
   // verl's rotation stays off (RAGEN keeps 1 actor and 1 critic): it would delete a checkpoint the
   // ledger hashed, maybe the resume candidate, and an older checkpoint would lose its critic/ folder.
   // Deleting is the orchestrator's (storage.retain, between a campaign's attempts, each recorded).

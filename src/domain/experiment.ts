@@ -3,6 +3,7 @@ import { CostSchema } from './gpu-usage.js';
 import { ImageRefSchema } from './image.js';
 import { RetainSchema } from './retention.js';
 import { KubeRaySchema, kuberayIssues } from './kuberay.js';
+import { ragenPreflightIssues } from './ragen-preflight.js';
 import { seedRangeIssues } from './seed-ranges.js';
 import { type SpecIssue, fieldPath } from './spec-error.js';
 import { validationRunnerIssues } from './validation-runner.js';
@@ -61,6 +62,14 @@ export const TrainerSchema = z.strictObject({
   saveFreq: PositiveInt,
   testFreq: z.number().int().min(0).default(0),
   seedTrain: z.number().int().min(0).default(10000),
+  /**
+   * The RAGEN commit the image carries (7-40 hex digits), when known: the load-time checks then
+   * use that revision's facts (its env tags, its model_path rule; src/domain/ragen-revisions.ts).
+   */
+  ragenRevision: z
+    .string()
+    .regex(/^[0-9a-fA-F]{7,40}$/, 'a RAGEN git commit, 7 to 40 hex digits, such as 20daedc')
+    .optional(),
   /** Extra `key=value` overrides passed verbatim as separate arguments (never through a shell). */
   overrides: z
     .record(
@@ -208,10 +217,12 @@ export type ExperimentSpec = z.infer<typeof ExperimentSpecSchema>;
  * change how a recorded workflow replays (a sweep's children are validated in the workflow).
  */
 export function runSetupIssues(spec: ExperimentSpec): SpecIssue[] {
-  return [...seedRangeIssues(spec), ...validationRunnerIssues(spec)].map((i) => ({
-    field: fieldPath(i.path),
-    message: i.message,
-  }));
+  return [...seedRangeIssues(spec), ...validationRunnerIssues(spec), ...ragenPreflightIssues(spec)].map(
+    (i) => ({
+      field: fieldPath(i.path),
+      message: i.message,
+    }),
+  );
 }
 export type WorkerGroup = z.infer<typeof WorkerGroupSchema>;
 

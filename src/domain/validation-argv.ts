@@ -1,18 +1,13 @@
 import { trainArgv } from './entrypoint.js';
 import type { ExperimentSpec } from './experiment.js';
-
-/** The Hydra key of a `key=value` argument (`+`/`++` dropped); undefined for options and positionals. */
-function overrideKey(arg: string): string | undefined {
-  const at = arg.indexOf('=');
-  if (at <= 0 || arg.startsWith('-')) return undefined;
-  return arg.slice(0, at).replace(/^\+{1,2}/, '');
-}
+import { overrideKey } from './hydra-overrides.js';
 
 /**
  * The validation runner for RAGEN images: the training command itself (same entrypoint, config and
  * overrides, so the same model and env settings), turned into verl's validation-only run.
  * - `trainer.val_only=True` with `trainer.val_before_train=True`: verl's fit() validates before the
- *   first step and returns only when both are set (val_only alone would train);
+ *   first step and returns only when both are set (val_only alone would train); both with `++`
+ *   (add or override): verl 0.2 (RAGEN-AI 5eb79b8) has no trainer.val_only;
  * - `trainer.resume_mode=resume_path` from the final checkpoint: the validated step is the checkpoint's;
  * - `seed.val` and one group of size 1 per validation environment (RAGEN asserts that the tag
  *   groups' n_groups add up to env_groups), the spec's env tag;
@@ -27,8 +22,8 @@ export function trainerValidationArgv(
 ): string[] {
   const { episodes, seed, envTag } = spec.validation;
   const own = [
-    'trainer.val_only=True',
-    'trainer.val_before_train=True',
+    '++trainer.val_only=True',
+    '++trainer.val_before_train=True',
     'trainer.resume_mode=resume_path',
     `trainer.resume_from_path=${checkpointPath}`,
     `trainer.default_local_dir=${scratchDir}`,

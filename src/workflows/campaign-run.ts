@@ -9,7 +9,7 @@ import type {
   LatestCheckpoint,
 } from '../domain/campaign.js';
 import { ErrorTypes } from '../domain/error-types.js';
-import type { ExperimentResult } from '../domain/experiment-input.js';
+import type { ExperimentInput, ExperimentResult } from '../domain/experiment-input.js';
 import { workerGpus } from '../domain/experiment.js';
 import type { TrackingOutcome } from '../domain/tracking.js';
 import { sumGpuUsage } from '../domain/gpu-usage.js';
@@ -97,6 +97,21 @@ export function newCampaignRun(input: CampaignInput, info: RunIds): CampaignRun 
     checkpoints: { checkpoints: [], untrusted: [] },
     attemptsThisRun: 0,
     outcome: 'failed',
+  };
+}
+
+/**
+ * The next attempt's input: the campaign's spec with its step budget (raised by `extend`), in the
+ * shared checkpoint dir, resuming from `latest` when there is one.
+ */
+export function attemptInput(run: CampaignRun, latest: { path: string } | undefined): ExperimentInput {
+  const { spec, provenance } = run.input;
+  return {
+    spec: { ...spec, trainer: { ...spec.trainer, totalTrainingSteps: run.state.totalTrainingSteps } },
+    provenance,
+    resumeFrom: latest?.path,
+    checkpointDir: run.checkpointDir,
+    ledgerPath: run.ledgerPath,
   };
 }
 

@@ -28,6 +28,7 @@ import {
 import {
   type AttemptEnding,
   type CampaignRun,
+  attemptInput,
   attemptRecord,
   budgetFailure,
   buildCampaignManifestDraft,
@@ -273,7 +274,7 @@ async function runAttempt(
   child: { current?: Child },
   latest: LatestCheckpoint['latest'],
 ): Promise<void> {
-  const { spec, provenance } = run.input;
+  const { spec } = run.input;
   const n = run.state.attempts.length + 1;
   const workflowId = `${run.ids.workflowId}-a${n}`;
   const startedAt = workflowNowIso();
@@ -292,15 +293,7 @@ async function runAttempt(
       campaignId: run.ids.workflowId,
     }),
     staticSummary: `${spec.name}: attempt ${n} of campaign ${run.ids.workflowId}${latest ? `, resuming from step ${latest.step}` : ''}`,
-    args: [
-      {
-        spec: { ...spec, trainer: { ...spec.trainer, totalTrainingSteps } },
-        provenance,
-        resumeFrom: latest?.path,
-        checkpointDir: run.checkpointDir,
-        ledgerPath: run.ledgerPath,
-      },
-    ],
+    args: [attemptInput(run, latest)],
   });
   run.attemptsThisRun++;
   if (run.state.paused) child.current.signal(stopAtNextCheckpointSignal).catch(() => undefined);

@@ -117,7 +117,7 @@ export function buildManifestDraft(run: ExperimentRun): ManifestDraft {
       planned: verified?.plannedRayVersion,
       observedOnHead: joined?.headRayVersion,
     },
-    environment: { envTag: 'CoordSokoban', overrides: spec.trainer.overrides },
+    environment: { envTag: spec.validation.envTag, overrides: spec.trainer.overrides },
     seeds: { train: spec.trainer.seedTrain, val: spec.validation.seed },
     resolvedSpec: spec,
     entrypoint: trainArgv(spec, run.checkpointDir, run.resume),

@@ -111,7 +111,7 @@ describe('validation runners (real local Ray, real payload)', () => {
     assert.deepEqual(byTrainer.seeds, { first: 5000, last: 5023 });
     assert.deepEqual(Object.keys(byTrainer.pass_at_k ?? {}), ['1']);
     assert.ok(byTrainer.success_rate >= 0 && byTrainer.success_rate <= 1);
-    assert.ok((byTrainer['entrypoint'] as string[]).includes('trainer.val_only=True'));
+    assert.ok((byTrainer['entrypoint'] as string[]).includes('++trainer.val_only=True'));
     assert.deepEqual(
       JSON.parse(await readFile(input.outPath, 'utf8')),
       byTrainer,

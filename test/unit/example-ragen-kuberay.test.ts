@@ -44,7 +44,7 @@ describe('examples/ragen-sokoban-kuberay.yaml (the Polyaxon component as a spec)
     const argv = trainArgv(spec, '/mnt/ragen/checkpoints/ragen-sokoban/wf', { mode: 'disable' });
     assert.deepEqual(argv.slice(0, 4), ['python', 'train.py', '--config-name', '_2_sokoban']);
     for (const o of [
-      '+ray_kwargs.ray_init.address=auto',
+      '++ray_kwargs.ray_init.address=auto',
       'trainer.nnodes=2',
       'trainer.n_gpus_per_node=1',
       'trainer.default_local_dir=/mnt/ragen/checkpoints/ragen-sokoban/wf',

@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
 import { SpecError } from '../../src/domain/spec-error.js';
 import { trainingSeeds, validationSeeds } from '../../src/domain/seed-ranges.js';
+import { overridesOf } from '../../src/domain/hydra-overrides.js';
 import { trainerValidationArgv } from '../../src/domain/validation-argv.js';
 import { validationRunnerOf } from '../../src/domain/validation-runner.js';
 import { validSpecYaml } from '../helpers/specs.js';
@@ -73,9 +74,7 @@ describe('trainer validation argv', () => {
     ),
   );
   const argv = trainerValidationArgv(spec, '/ckpt/run/global_step_20', '/archive/run/validation-trainer');
-  const values = new Map(
-    argv.filter((a) => a.includes('=')).map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]),
-  );
+  const values = overridesOf(argv);
 
   it("is the training command turned into verl's val_only run from the checkpoint", () => {
     assert.deepEqual(argv.slice(0, 5), [
@@ -84,6 +83,8 @@ describe('trainer validation argv', () => {
       spec.trainer.configName,
     ]);
     assert.equal(values.get('trainer.val_only'), 'True');
+    // `++`: added where an older verl (0.2, RAGEN-AI 5eb79b8) has no such key, else overridden.
+    assert.ok(argv.includes('++trainer.val_only=True') && argv.includes('++trainer.val_before_train=True'));
     assert.equal(
       values.get('trainer.val_before_train'),
       'True',

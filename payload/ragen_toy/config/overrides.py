@@ -153,6 +153,7 @@ def _derive(flat: dict, extras: dict, cwd: str) -> dict:
             )
         flat["trainer.resume_from_path"] = os.path.abspath(os.path.join(cwd, path))
     _check_val_groups(flat)
+    _check_cuda_devices(flat)
     if flat["algorithm.epsilon_end"] > flat["algorithm.epsilon_start"]:
         raise ConfigError("algorithm.epsilon_end must be <= algorithm.epsilon_start")
     if flat["env.num_boxes"] > 3:
@@ -162,6 +163,17 @@ def _derive(flat: dict, extras: dict, cwd: str) -> dict:
     if flat["ray_kwargs.ray_init.num_cpus"] is not None:
         flat["ray_kwargs"].setdefault("ray_init", {})["num_cpus"] = flat["ray_kwargs.ray_init.num_cpus"]
     return flat
+
+
+def _check_cuda_devices(flat: dict) -> None:
+    """RAGEN's train.py asserts that system.CUDA_VISIBLE_DEVICES lists n_gpus_per_node devices."""
+    devices = str(flat["system.CUDA_VISIBLE_DEVICES"]).split(",")
+    gpus = flat["trainer.n_gpus_per_node"]
+    if len(devices) != gpus:
+        raise ConfigError(
+            f"system.CUDA_VISIBLE_DEVICES ({flat['system.CUDA_VISIBLE_DEVICES']}) must have the same number of GPUs "
+            f"as n_gpus_per_node ({gpus}); pass system.CUDA_VISIBLE_DEVICES=\"'{','.join(map(str, range(gpus)))}'\""
+        )
 
 
 def _check_val_groups(flat: dict) -> None:

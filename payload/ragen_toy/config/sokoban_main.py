@@ -78,7 +78,8 @@ SETTINGS: dict[str, Setting] = {
     "fault.exit_after_step": Setting(None, "int", nullable=True, minimum=1, help="tests only: exit 1 once after this step"),
     # Accepted so RAGEN command lines also run against the toy; they change nothing here.
     "model_path": Setting("Qwen/Qwen2.5-3B-Instruct", "str", help="accepted for compatibility; unused"),
-    "system.CUDA_VISIBLE_DEVICES": Setting("0", "str", help="accepted for compatibility; unused"),
+    # RAGEN asserts it lists n_gpus_per_node devices (checked here too); otherwise unused by the toy.
+    "system.CUDA_VISIBLE_DEVICES": Setting("0", "str", help="one device per trainer.n_gpus_per_node, e.g. '0,1'"),
     # verl declares this one, so it needs no '+'; anything else under ray_kwargs is added with '+'.
     "ray_kwargs.ray_init.num_cpus": Setting(None, "int", nullable=True, minimum=1),
 }
