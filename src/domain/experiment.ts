@@ -3,6 +3,7 @@ import { CostSchema } from './gpu-usage.js';
 import { ImageRefSchema } from './image.js';
 import { RetainSchema } from './retention.js';
 import { KubeRaySchema, kuberayIssues } from './kuberay.js';
+import { RayAuthSchema, rayAuthIssues } from './ray-auth.js';
 import { seedRangeIssues } from './seed-ranges.js';
 import { type SpecIssue, fieldPath } from './spec-error.js';
 import { validationRunnerIssues } from './validation-runner.js';
@@ -140,6 +141,8 @@ export const ExperimentSpecSchema = z
     backend: z.enum(['local', 'kuberay']).default('local'),
     image: ImageRefSchema.optional(),
     rayVersion: z.string().regex(/^\d+\.\d+\.\d+$/, 'an exact Ray version such as 2.60.0'),
+    /** Ray token authentication: on unless `none` (kuberay, an image with Ray < 2.52); see ray-auth.ts. */
+    auth: RayAuthSchema.optional(),
     cluster: ClusterShapeSchema,
     trainer: TrainerSchema,
     storage: StorageSchema,
@@ -208,7 +211,7 @@ export type ExperimentSpec = z.infer<typeof ExperimentSpecSchema>;
  * change how a recorded workflow replays (a sweep's children are validated in the workflow).
  */
 export function runSetupIssues(spec: ExperimentSpec): SpecIssue[] {
-  return [...seedRangeIssues(spec), ...validationRunnerIssues(spec)].map((i) => ({
+  return [...seedRangeIssues(spec), ...validationRunnerIssues(spec), ...rayAuthIssues(spec)].map((i) => ({
     field: fieldPath(i.path),
     message: i.message,
   }));
