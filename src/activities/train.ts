@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { mkdir, stat, statfs } from 'node:fs/promises';
+import { stat, statfs } from 'node:fs/promises';
 import { type WandbIds, wandbJobEnv } from '../domain/wandb-env.js';
 import { stepOfCheckpointPath } from '../domain/campaign.js';
 import type { ClusterHandle } from '../domain/cluster.js';
@@ -24,6 +24,7 @@ import { rayHeadOf } from './ray-head-of.js';
 import { checkpointSpaceWarning, expectedSaves, formatGb } from '../domain/checkpoint-space.js';
 import { filesUnder, readTracker } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
+import { makeSharedDir, sharedGroup } from './shared-dirs.js';
 import { permanent } from './failures.js';
 import { pollDelays } from './poll-schedule.js';
 import { ProgressCadence } from './progress-cadence.js';
@@ -155,11 +156,10 @@ export function createTrain(deps: ActivityDeps) {
       return { job };
     };
     const env: Record<string, string> = {};
-    if (spec.trainer.loggers.includes('file')) {
-      // verl 0.6 opens the file logger's path without creating its directory.
-      await mkdir(checkpointDir, { recursive: true });
-      env['VERL_FILE_LOGGER_PATH'] = metricsPath(checkpointDir);
-    }
+    // The trainer's ranks write checkpoints there, as the Pods' user (shared-dirs.ts); and verl
+    // 0.6 opens the file logger's path without creating its directory.
+    await makeSharedDir(checkpointDir, sharedGroup(spec));
+    if (spec.trainer.loggers.includes('file')) env['VERL_FILE_LOGGER_PATH'] = metricsPath(checkpointDir);
     Object.assign(env, wandbJobEnv(spec, input.wandb ?? { workflowId }));
     // The key from the worker's environment (local); on kuberay a Secret in kuberay.head.env holds it.
     if (env.WANDB_RUN_ID && spec.backend === 'local' && process.env.WANDB_API_KEY)
