@@ -6,6 +6,8 @@ import type { ClusterHandle } from '../domain/cluster.js';
 import { type ResumeFrom, shellQuote, trainArgv } from '../domain/entrypoint.js';
 import { type ExperimentSpec, workerNodes } from '../domain/experiment.js';
 import { submissionId } from '../domain/naming.js';
+import { worldSizeMismatch } from '../domain/checkpoint-world-size.js';
+import { ErrorTypes } from '../domain/error-types.js';
 import { checkpointPath, metricsPath, runArchiveDir } from '../domain/paths.js';
 import type { TrainHeartbeat } from '../domain/progress.js';
 import {
@@ -89,6 +91,13 @@ async function warnIfCheckpointsWillNotFit(
   if (warning) Context.current().log.warn(`checkpoint ${step} is ${formatGb(bytes)}: ${warning}`);
 }
 
+/** A checkpoint saved by another world size cannot be loaded by verl: refused before any job runs. */
+async function refuseOtherWorldSize(checkpoint: string, spec: ExperimentSpec): Promise<void> {
+  const files = await filesUnder(checkpoint).catch(() => []);
+  const why = worldSizeMismatch(checkpoint, files, spec.trainer);
+  if (why) throw permanent(ErrorTypes.CheckpointUnusable, why);
+}
+
 /**
  * Stage 5. Run the trainer as a Ray job and poll it: progress from its console lines (verl's
  * `console` logger, always on), checkpoint existence from the tracker file, workers from the
@@ -104,6 +113,7 @@ async function warnIfCheckpointsWillNotFit(
 export function createTrain(deps: ActivityDeps) {
   return async function train(input: TrainInput): Promise<TrainResult> {
     const { spec, handle, checkpointDir } = input;
+    if (input.resume.mode === 'resume_path') await refuseOtherWorldSize(input.resume.path, spec);
     const backend = backendOf(deps, spec.backend);
     const dashboard = await rayHeadOf(deps, handle);
     const argv = backend.resolveArgv(trainArgv(spec, checkpointDir, input.resume));
