@@ -1,10 +1,12 @@
-"""`python -m ragen_probes.allreduce --world-size N [--address auto] [--size-mb 4] [--iters 5] [--timeout-s 60] [--out f]`
+"""`python -m ragen_probes.allreduce --world-size N [--address auto] [--size-mb 4] [--iters 5] [--timeout-s 180] [--start-timeout-s 600] [--out f]`
 
 All-reduce across N Ray actors, one per GPU slot (placed like the trainer: one STRICT_PACK placement
 group per node of --gpus-per-node bundles). Path: torch NCCL if every rank has CUDA, else torch gloo
 if every rank has torch, else a numpy ring all-reduce through Ray object refs. Prints one line
-`ALLREDUCE_RESULT {json}`. Exit codes: 0 ok; 2 bad arguments; 3 not finished within --timeout-s
-(includes waiting for GPUs and placement); 4 the reduced values were wrong; 1 anything else.
+`ALLREDUCE_RESULT {json}`. Two budgets: --start-timeout-s for the setup (waiting for GPUs and
+placement, starting the actors, importing torch in them), then --timeout-s for the all-reduce itself,
+counted from the moment every actor has answered (a slow image start is no slow network). Exit
+codes: 0 ok; 2 bad arguments; 3 a budget ran out; 4 the reduced values were wrong; 1 anything else.
 """
 
 from __future__ import annotations
@@ -30,12 +32,16 @@ def parse_args(argv):
     p.add_argument("--address", default=None, help="Ray address (auto = attach to a running cluster); default: ray.init()")
     p.add_argument("--size-mb", type=float, default=4.0)
     p.add_argument("--iters", type=int, default=5)
-    p.add_argument("--timeout-s", type=float, default=60.0)
+    p.add_argument("--timeout-s", type=float, default=180.0, help="the all-reduce, from the actors' start")
+    p.add_argument("--start-timeout-s", type=float, default=600.0, help="GPUs, placement, actor start, torch import")
     p.add_argument("--backend", choices=("auto", "nccl", "gloo", "ray"), default="auto")
     p.add_argument("--cpus-per-rank", type=float, default=0.25)
     p.add_argument("--out", default=None)
     # Test hook: make one rank hang, to prove the timeout turns a hang into exit 3.
     p.add_argument("--simulate-stall-rank", type=int, default=None, help=argparse.SUPPRESS)
+    # Test hook: every actor takes this long to start (a slow torch import), to prove it is not
+    # counted in --timeout-s.
+    p.add_argument("--simulate-start-s", type=float, default=0.0, help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -113,7 +119,9 @@ def run(args) -> tuple[int, dict]:
     elements = max(n, int(args.size_mb * 1024 * 1024) // 4)
     result = {"ok": False, "path": None, "world_size": n, "bytes": elements * 4, "iters": args.iters,
               "latency_ms": None, "bus_bandwidth_gbps": None, "nodes": [], "ranks": []}
-    deadline = time.monotonic() + args.timeout_s
+    setup_started = time.monotonic()
+    deadline = setup_started + args.start_timeout_s  # the setup's budget, until every actor answered
+    in_setup = True
     groups = []
     try:
         ray.init(address=args.address) if args.address else ray.init()
@@ -123,9 +131,13 @@ def run(args) -> tuple[int, dict]:
         groups = placement.create_placement_groups(nnodes, args.gpus_per_node, args.cpus_per_rank, max(0.0, deadline - time.monotonic()))
         opts = placement.slot_options(groups, args.gpus_per_node, args.cpus_per_rank)
         ranks = [AllReduceRank.options(**o).remote(r, n, elements, stall=(r == args.simulate_stall_rank)) for r, o in enumerate(opts)]
-        probe_refs = [r.probe.remote() for r in ranks]
+        probe_refs = [r.probe.remote(args.simulate_start_s) for r in ranks]
         _wait_all(probe_refs, deadline, list(range(n)))
         probes = ray.get(probe_refs)
+        # Every actor runs and has imported torch: the all-reduce's own budget starts now.
+        in_setup = False
+        result["start_s"] = round(time.monotonic() - setup_started, 3)
+        deadline = time.monotonic() + args.timeout_s
         result["ranks"] = [{"rank": p["rank"], "node_id": p["node_id"], "node_ip": p["node_ip"], "gpu_ids": p["gpu_ids"]} for p in probes]
         result["nodes"] = list(dict.fromkeys(p["node_id"] for p in probes))
         path = result["path"] = choose_path(args.backend, probes)
@@ -161,7 +173,12 @@ def run(args) -> tuple[int, dict]:
         result["ok"] = True
         return EXIT_OK, result
     except (PreflightTimeout, placement.ResourceError) as err:
-        prefix = "" if isinstance(err, placement.ResourceError) else f"all-reduce did not finish within {args.timeout_s:g} s: "
+        if isinstance(err, placement.ResourceError):
+            prefix = ""
+        elif in_setup:
+            prefix = f"the probe's actors did not start within {args.start_timeout_s:g} s (GPUs, placement, actor start, torch import): "
+        else:
+            prefix = f"all-reduce did not finish within {args.timeout_s:g} s of the actors' start: "
         result["reason"] = prefix + str(err)
         return EXIT_TIMEOUT, result
     finally:

@@ -35,7 +35,9 @@ class AllReduceRank:
         self.buf = np.zeros(n_elements, dtype=np.float32)
         self.iteration = 0
 
-    def probe(self) -> dict:
+    def probe(self, simulate_start_s: float = 0.0) -> dict:
+        if simulate_start_s:
+            time.sleep(simulate_start_s)  # test hook: a slow start (torch import on a cold image)
         ctx = ray.get_runtime_context()
         info = {"rank": self.rank, "node_id": ctx.get_node_id(), "node_ip": ray.util.get_node_ip_address(),
                 "gpu_ids": [str(g) for g in ray.get_gpu_ids()], "torch": False, "cuda": False}

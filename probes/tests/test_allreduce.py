@@ -25,7 +25,7 @@ def test_allreduce_across_two_gpu_nodes(ray_cluster, tmp_path):
 
 def test_world_size_above_the_gpus_fails_within_the_timeout(ray_cluster, tmp_path):
     started = time.monotonic()
-    proc = run_probe("ragen_probes.allreduce", ["--world-size", "3", "--address", ray_cluster, "--timeout-s", "3"])
+    proc = run_probe("ragen_probes.allreduce", ["--world-size", "3", "--address", ray_cluster, "--start-timeout-s", "3"])
     assert proc.returncode == 3 and time.monotonic() - started < 60
     res = result_of(proc)
     assert not res["ok"] and "Total available GPUs 2 is less than total desired GPUs 3" in res["reason"]
@@ -36,4 +36,18 @@ def test_a_hanging_rank_becomes_exit_3_with_its_rank(ray_cluster, tmp_path):
     proc = run_probe("ragen_probes.allreduce", ["--world-size", "2", "--address", ray_cluster, "--timeout-s", "8", "--simulate-stall-rank", "1"])
     assert proc.returncode == 3 and time.monotonic() - started < 60
     res = result_of(proc)
-    assert res["reason"].startswith("all-reduce did not finish within 8 s: ranks [1] did not report"), res["reason"]
+    assert res["reason"].startswith("all-reduce did not finish within 8 s of the actors' start: ranks [1] did not report"), res["reason"]
+
+
+def test_the_budget_counts_from_the_actors_start(ray_cluster, tmp_path):
+    # Actors that take 6 s to start (a slow torch import) and a 4 s all-reduce budget: it passes.
+    proc = run_probe("ragen_probes.allreduce", ["--world-size", "2", "--address", ray_cluster, "--timeout-s", "4", "--simulate-start-s", "6"])
+    res = result_of(proc)
+    assert proc.returncode == 0 and res["ok"], res
+    assert res["start_s"] >= 6
+
+
+def test_a_start_beyond_its_budget_is_named(ray_cluster, tmp_path):
+    proc = run_probe("ragen_probes.allreduce", ["--world-size", "2", "--address", ray_cluster, "--start-timeout-s", "3", "--simulate-start-s", "8"])
+    assert proc.returncode == 3
+    assert result_of(proc)["reason"].startswith("the probe's actors did not start within 3 s"), result_of(proc)["reason"]

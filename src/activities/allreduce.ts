@@ -11,6 +11,8 @@ import { allReduceResultsPath } from '../domain/paths.js';
 import { AllReduceResultSchema, type AllReduceResult } from '../domain/results.js';
 import { backendOf } from './backend-of.js';
 import { rayHeadOf } from './ray-head-of.js';
+import { allReduceSeconds } from '../domain/checks.js';
+import { makeSharedDir, sharedGroup } from './shared-dirs.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { probeImportFailure } from './probe-import.js';
@@ -51,8 +53,10 @@ export function createAllReduceCheck(deps: ActivityDeps) {
     const dashboard = await rayHeadOf(deps, handle);
     const pkg = await buildPyModulesPackage(deps.probesDir ?? join(REPO_ROOT, 'probes'), PROBE_PACKAGE);
     await ensurePackageUploaded(dashboard, pkg);
+    // The probe's driver (on the head Pod) writes its results into the run's folder.
+    await makeSharedDir(input.runDir, sharedGroup(spec));
     const outPath = allReduceResultsPath(input.runDir, handle.name);
-    const argv = backend.resolveArgv(allReduceArgv(spec, 60, outPath));
+    const argv = backend.resolveArgv(allReduceArgv(spec, allReduceSeconds(spec), outPath));
     const { job, logs } = await runRayJob(
       dashboard,
       submissionId(handle.name, 'allreduce'),

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PreflightCheck } from '../backends/backend.js';
 import { checkpointSpaceWarning, expectedSaves } from '../domain/checkpoint-space.js';
 import { ErrorTypes } from '../domain/error-types.js';
 import { ExperimentSpecSchema, type ExperimentSpec, runSetupIssues } from '../domain/experiment.js';
 import { backendOf } from './backend-of.js';
+import { makeSharedDir, sharedGroup } from './shared-dirs.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { freeBytes } from './checkpoint-space-check.js';
@@ -32,10 +33,11 @@ async function checkpointSpace(spec: ExperimentSpec): Promise<PreflightCheck[]> 
   ];
 }
 
-async function writable(dir: string): Promise<PreflightCheck> {
+async function writable(dir: string, group: number | undefined): Promise<PreflightCheck> {
   const probe = join(dir, `.preflight-${randomUUID()}`);
   try {
-    await mkdir(dir, { recursive: true });
+    // A missing storage root is made as the run's folders are: shared with the Pods' group.
+    await makeSharedDir(dir, group);
     await writeFile(probe, 'ok');
     await rm(probe);
     return { name: `writable:${dir}`, ok: true, detail: 'created and removed a probe file' };
@@ -65,7 +67,11 @@ export function createPreflight(deps: ActivityDeps) {
     if (setup.length > 0)
       throw permanent(ErrorTypes.InvalidSpec, setup.map((i) => `${i.field}: ${i.message}`).join('; '));
     const backend = backendOf(deps, spec.backend);
-    const storage = [await writable(spec.storage.checkpointDir), await writable(spec.storage.archiveDir)];
+    const group = sharedGroup(spec);
+    const storage = [
+      await writable(spec.storage.checkpointDir, group),
+      await writable(spec.storage.archiveDir, group),
+    ];
     const failedStorage = storage.filter((c) => !c.ok);
     if (failedStorage.length > 0) {
       throw permanent(

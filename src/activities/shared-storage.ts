@@ -1,18 +1,24 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClusterHandle } from '../domain/cluster.js';
 import { shellQuote } from '../domain/entrypoint.js';
 import { ErrorTypes } from '../domain/error-types.js';
 import { type ExperimentSpec, workerNodes } from '../domain/experiment.js';
 import { submissionId } from '../domain/naming.js';
-import { judgeStorageProbe, type ProbeReport, storageProbeArgv } from '../domain/storage-probe.js';
+import {
+  deniedAccessFix,
+  judgeStorageProbe,
+  type ProbeReport,
+  storageProbeArgv,
+} from '../domain/storage-probe.js';
 import { backendOf } from './backend-of.js';
 import { rayHeadOf } from './ray-head-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { logTail } from '../domain/log-tail.js';
 import { runRayJob } from './ray-job.js';
+import { makeSharedDir, sharedGroup, writeSharedFile } from './shared-dirs.js';
 
 const RESULT_LINE = /STORAGE_PROBE (\[.*\])/;
 
@@ -21,7 +27,9 @@ const RESULT_LINE = /STORAGE_PROBE (\[.*\])/;
  * training step: the worker writes a nonce under the run directory (on the storage mount), a Ray
  * job reads it on every alive node and writes one acknowledgement per node, the worker reads them
  * all back. A missing or foreign file on either side fails permanently (StorageNotShared), naming
- * the node. Idempotent: the nonce derives from the cluster and its owner, the job's submission id
+ * the node; a Pod denied access (EACCES/EPERM) fails as StorageNotWritable, naming the Pods' uid
+ * and gid, the folder's owner and mode, and the securityContext or chgrp that fixes it. The
+ * run's folder is created 2775 with the Pods' group (shared-dirs.ts). Idempotent: the nonce derives from the cluster and its owner, the job's submission id
  * from the cluster, so a retry finds the same job and the same files.
  */
 export function createProveSharedStorage(deps: ActivityDeps) {
@@ -37,8 +45,9 @@ export function createProveSharedStorage(deps: ActivityDeps) {
       .update(JSON.stringify([handle.name, handle.owner]))
       .digest('hex')
       .slice(0, 32);
-    await mkdir(probeDir, { recursive: true });
-    await writeFile(join(probeDir, 'nonce'), nonce);
+    // Shared (2775, the Pods' group): the run's folder is where the Pods write next.
+    await makeSharedDir(probeDir, sharedGroup(spec));
+    await writeSharedFile(join(probeDir, 'nonce'), nonce);
     const dashboard = await rayHeadOf(deps, handle);
     const argv = backend.resolveArgv(storageProbeArgv(probeDir, nonce));
     const { job, logs } = await runRayJob(dashboard, submissionId(handle.name, 'storage'), shellQuote(argv), {
@@ -63,6 +72,18 @@ export function createProveSharedStorage(deps: ActivityDeps) {
       acks,
       expectedNodes: 1 + workerNodes(spec),
     });
+    if (!verdict.ok && verdict.denied) {
+      const s = await stat(probeDir);
+      throw permanent(
+        ErrorTypes.StorageNotWritable,
+        `the Ray pods cannot use the run's folder on the shared volume: ${verdict.problems.join('; ')}. ${deniedAccessFix(
+          verdict.denied,
+          { path: probeDir, uid: s.uid, gid: s.gid, mode: s.mode },
+          spec.kuberay?.storage.mountPath ?? input.runDir,
+        )}`,
+        { problems: verdict.problems, denied: verdict.denied },
+      );
+    }
     if (!verdict.ok) {
       const where = spec.kuberay
         ? `PVC ${spec.kuberay.storage.pvc} at ${spec.kuberay.storage.mountPath}`

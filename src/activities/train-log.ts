@@ -3,10 +3,19 @@ import { addPoint, emptySeries, updateSummary } from '../domain/metrics-downsamp
 import type { MetricsSeries, MetricsSummary } from '../domain/metrics-series.js';
 
 /**
- * Parse verl's console lines `step:N - key:value - …` (contract §1.5): a Ray log prefix such as
- * `(TaskRunner pid=…)` may precede them, and numpy 2 prints values as `np.float64(x)`.
+ * Parse verl's console lines (contract §1.5). verl 0.6.1 prints them from `concat_dict_to_str` as a
+ * whole line: `step:N` then ` - key:pformat(value)` for each numeric metric. A Ray log prefix such
+ * as `(TaskRunner pid=…, ip=…)` may precede it; numpy 2 prints scalars as `np.float64(x)` or
+ * `np.int64(n)`; keys may hold spaces (RAGEN's env names and tags do). A line counts only when it
+ * starts with `step:N` (after the prefix) and every part after it is `key:number`: a model's sample
+ * output that merely contains or ends in `step:N` is no step.
  */
-const STEP_LINE = /(?:^|[\s)])step:(\d+)((?: - [^\s:]+:\S+)*)\s*$/;
+const RAY_PREFIX = /^\([A-Za-z_][\w.:-]* pid=\d+[^)]*\)\s*/;
+const ANSI = /\x1b\[[0-9;]*m/g;
+const STEP_HEAD = /^step:(\d+)$/;
+/** What pformat prints for a numbers.Number: a literal (nan, inf too), a bool, or a numpy 2 scalar. */
+const VALUE =
+  /^(?:np\.(?:float|int|uint|longdouble|double|single|half|intc|short|byte)\d*\((.+)\)|(-?(?:\d[\d_]*\.?\d*(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?|inf|nan)|True|False))$/i;
 
 export interface StepMetrics {
   step: number;
@@ -14,16 +23,20 @@ export interface StepMetrics {
 }
 
 export function parseStepLine(line: string): StepMetrics | undefined {
-  const match = STEP_LINE.exec(line.trimEnd());
-  if (!match?.[1]) return undefined;
+  const text = line.replace(ANSI, '').trimEnd().replace(RAY_PREFIX, '');
+  const [head = '', ...parts] = text.split(' - ');
+  const step = STEP_HEAD.exec(head)?.[1];
+  if (step === undefined) return undefined;
   const metrics: Record<string, number> = {};
-  for (const part of (match[2] ?? '').split(' - ').slice(1)) {
+  for (const part of parts) {
     const at = part.lastIndexOf(':');
-    const raw = part.slice(at + 1).replace(/^np\.float\d*\((.*)\)$/, '$1');
-    const value = Number(raw);
-    if (at > 0 && Number.isFinite(value)) metrics[part.slice(0, at)] = value;
+    const value = VALUE.exec(part.slice(at + 1));
+    if (at <= 0 || !value) return undefined; // not verl's `key:number`: sample text, not a step line
+    const raw = value[1] ?? value[2] ?? part.slice(at + 1);
+    const n = raw === 'True' ? 1 : raw === 'False' ? 0 : Number(raw.replace(/_/g, ''));
+    if (Number.isFinite(n)) metrics[part.slice(0, at)] = n;
   }
-  return { step: Number(match[1]), metrics };
+  return { step: Number(step), metrics };
 }
 
 export interface TrainLogSummary {

@@ -2,7 +2,11 @@ import type { ClusterHandle } from '../domain/cluster.js';
 import type { ResumeFrom } from '../domain/entrypoint.js';
 import type { ExperimentSpec } from '../domain/experiment.js';
 import type { WandbIds } from '../domain/wandb-env.js';
+import { worldSizeMismatch } from '../domain/checkpoint-world-size.js';
+import { ErrorTypes } from '../domain/error-types.js';
+import { filesUnder } from './checkpoints.js';
 import type { ActivityDeps } from './deps.js';
+import { permanent } from './failures.js';
 import { TrainSession } from './train-session.js';
 
 export interface TrainInput {
@@ -39,8 +43,16 @@ export interface TrainResult {
  * the watchdog (NoProgress). The rules are src/domain/train-poll.ts (pure, table-tested); this
  * activity gathers each poll's observations and acts on the verdict.
  */
+/** A checkpoint saved by another world size cannot be loaded by verl: refused before any job runs. */
+async function refuseOtherWorldSize(checkpoint: string, spec: ExperimentSpec): Promise<void> {
+  const files = await filesUnder(checkpoint).catch(() => []);
+  const why = worldSizeMismatch(checkpoint, files, spec.trainer);
+  if (why) throw permanent(ErrorTypes.CheckpointUnusable, why);
+}
+
 export function createTrain(deps: ActivityDeps) {
   return async function train(input: TrainInput): Promise<TrainResult> {
+    if (input.resume.mode === 'resume_path') await refuseOtherWorldSize(input.resume.path, input.spec);
     const session = await TrainSession.open(deps, input);
     return session.submitAndFollow();
   };

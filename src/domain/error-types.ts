@@ -19,6 +19,8 @@ export const ErrorTypes = {
   TrainingFailed: 'TrainingFailed',
   /** The trainer refused its configuration (exit 2, or Hydra/RAGEN config errors): no attempt can fix it. */
   TrainingConfigInvalid: 'TrainingConfigInvalid',
+  /** The entrypoint's script is not in the image's working directory (python exit 2, "can't open file"): names the file and the folder. */
+  EntrypointNotFound: 'EntrypointNotFound',
   /** The trainer found too few GPUs or could not place its workers (exit 3): a fresh cluster may fix it. */
   TrainingResourceShortfall: 'TrainingResourceShortfall',
   /** The checkpoint to resume from, or one about to be written, is unusable (exit 4). */

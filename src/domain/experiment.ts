@@ -1,9 +1,11 @@
 import { z } from 'zod';
+import { ALLREDUCE_SECONDS_DEFAULT, ChecksSchema } from './checks.js';
 import { CostSchema } from './gpu-usage.js';
 import { ImageRefSchema } from './image.js';
-import { RetainSchema } from './retention.js';
+import { type Retain, RetainSchema } from './retention.js';
 import { KubeRaySchema, kuberayIssues } from './kuberay.js';
 import { ragenPreflightIssues } from './ragen-preflight.js';
+import { RayAuthSchema, rayAuthIssues } from './ray-auth.js';
 import { seedRangeIssues } from './seed-ranges.js';
 import { type SpecIssue, fieldPath } from './spec-error.js';
 import { validationRunnerIssues } from './validation-runner.js';
@@ -86,7 +88,11 @@ export const StorageSchema = z.strictObject({
   archiveDir: AbsolutePath,
   /** Size of one checkpoint (actor + critic, all ranks), for preflight's free-space warning. */
   checkpointSizeGb: z.number().positive().optional(),
-  /** Campaigns: which checkpoints to keep (latest N, best K by a metric, every S steps); absent = all. */
+  /**
+   * Campaigns: which checkpoints to keep (latest N, best K by a metric, every S steps). Absent: all
+   * on the local backend; on kuberay kuberayRetainDefault (multi-GB checkpoints); `every: 1` keeps
+   * every one there.
+   */
   retain: RetainSchema.optional(),
 });
 
@@ -117,12 +123,19 @@ export const ProvenanceSchema = z.strictObject({
 /** Join deadline when the spec sets none: a kuberay cluster may first pull a large image on every node. */
 export const JOIN_SECONDS_DEFAULT = { local: 180, kuberay: 900 } as const;
 
+/**
+ * Time between steps when the spec sets none. A real RAGEN step on kuberay (rollouts, update,
+ * in-loop validation, a multi-GB checkpoint save) can take many minutes; the local backend runs the
+ * toy payload, whose steps take seconds, so a stuck toy run is noticed in 5 minutes.
+ */
+export const NO_PROGRESS_SECONDS_DEFAULT = { local: 300, kuberay: 1800 } as const;
+
 export const DeadlinesSchema = z.strictObject({
   /** Default by backend: JOIN_SECONDS_DEFAULT. */
   joinSeconds: PositiveInt.optional(),
   runSeconds: PositiveInt.default(6 * 3600),
-  /** Between steps, once the first step is logged. */
-  noProgressSeconds: PositiveInt.default(300),
+  /** Between steps, once the first step is logged. Default by backend: NO_PROGRESS_SECONDS_DEFAULT. */
+  noProgressSeconds: PositiveInt.optional(),
   /** Until the first training step: model download, worker setup and the initial validation. */
   firstStepSeconds: PositiveInt.default(3600),
 });
@@ -149,17 +162,16 @@ export const ExperimentSpecSchema = z
     backend: z.enum(['local', 'kuberay']).default('local'),
     image: ImageRefSchema.optional(),
     rayVersion: z.string().regex(/^\d+\.\d+\.\d+$/, 'an exact Ray version such as 2.60.0'),
+    /** Ray token authentication: on unless `none` (kuberay, an image with Ray < 2.52); see ray-auth.ts. */
+    auth: RayAuthSchema.optional(),
     cluster: ClusterShapeSchema,
     trainer: TrainerSchema,
     storage: StorageSchema,
     validation: ValidationSchema.default({ episodes: 128, seed: 123, envTag: 'CoordSokoban' }),
     provenance: ProvenanceSchema.default({}),
-    deadlines: DeadlinesSchema.default({
-      runSeconds: 6 * 3600,
-      noProgressSeconds: 300,
-      firstStepSeconds: 3600,
-    }),
+    deadlines: DeadlinesSchema.default({ runSeconds: 6 * 3600, firstStepSeconds: 3600 }),
     join: JoinSchema.default({ maxResubmits: 2, allReduceSizeMb: 4, minBusBandwidthGbps: 0 }),
+    checks: ChecksSchema.default({ allReduceSeconds: ALLREDUCE_SECONDS_DEFAULT }),
     kuberay: KubeRaySchema.optional(),
     /** An experiment tracker the run is recorded in after archive (src/domain/tracking.ts). */
     tracking: TrackingSchema.optional(),
@@ -203,13 +215,42 @@ export const ExperimentSpecSchema = z
   })
   .transform((spec) => ({
     ...spec,
+    storage: withRetainDefault(spec),
     deadlines: {
       ...spec.deadlines,
       joinSeconds: spec.deadlines.joinSeconds ?? JOIN_SECONDS_DEFAULT[spec.backend],
+      noProgressSeconds: spec.deadlines.noProgressSeconds ?? NO_PROGRESS_SECONDS_DEFAULT[spec.backend],
     },
   }));
 
 export type ExperimentSpec = z.infer<typeof ExperimentSpecSchema>;
+
+/**
+ * A kuberay campaign keeps, when storage.retain is not set, the last 2 checkpoints and, with
+ * in-loop validation (testFreq > 0), the best by the validated env's success: a real RAGEN
+ * checkpoint is many GB. Without validation there is no metric to rank by (an unranked checkpoint
+ * would be kept), so only the last 2. Local runs keep every checkpoint (the toy's are tiny).
+ */
+export function kuberayRetainDefault(spec: {
+  backend: 'local' | 'kuberay';
+  trainer: { testFreq: number };
+  validation: { envTag: string };
+}): Retain | undefined {
+  if (spec.backend !== 'kuberay') return undefined;
+  if (spec.trainer.testFreq === 0) return { latest: 2 };
+  return {
+    latest: 2,
+    best: { count: 1, metric: `val-env/${spec.validation.envTag}/success`, mode: 'max' },
+  };
+}
+
+/** The storage section with storage.retain's backend default filled in. */
+function withRetainDefault<S extends { storage: { retain?: Retain } }>(
+  spec: S & Parameters<typeof kuberayRetainDefault>[0],
+): S['storage'] {
+  const retain = spec.storage.retain ?? kuberayRetainDefault(spec);
+  return retain ? { ...spec.storage, retain } : spec.storage;
+}
 
 /**
  * How a run is set up, checked where a spec enters (the CLI's loaders and the preflight activity)
@@ -217,12 +258,13 @@ export type ExperimentSpec = z.infer<typeof ExperimentSpecSchema>;
  * change how a recorded workflow replays (a sweep's children are validated in the workflow).
  */
 export function runSetupIssues(spec: ExperimentSpec): SpecIssue[] {
-  return [...seedRangeIssues(spec), ...validationRunnerIssues(spec), ...ragenPreflightIssues(spec)].map(
-    (i) => ({
-      field: fieldPath(i.path),
-      message: i.message,
-    }),
-  );
+  const issues = [
+    ...seedRangeIssues(spec),
+    ...validationRunnerIssues(spec),
+    ...ragenPreflightIssues(spec),
+    ...rayAuthIssues(spec),
+  ];
+  return issues.map((i) => ({ field: fieldPath(i.path), message: i.message }));
 }
 export type WorkerGroup = z.infer<typeof WorkerGroupSchema>;
 

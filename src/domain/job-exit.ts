@@ -15,8 +15,20 @@ const DISK_FULL = /No space left on device|\bENOSPC\b|\[Errno 28\]|errno: 28\b/i
 const CONFIG_ERROR =
   /Could not override '|Could not append to config|Key '[^']*' is not in struct|ConfigCompositionException|omegaconf\.errors\.|Error merging override|mismatched input .* expecting|in add_dependency_and_validate_config|^config error: /m;
 
-/** verl's resource check and placement-group timeouts. */
-const RESOURCE_ERROR = /Total available GPUs \d+ is less than total desired GPUs \d+|^resource error: /m;
+/**
+ * verl's resource check (ray_trainer.py `_check_resource_available`: the available count is a sum of
+ * Ray's float resources, `Total available GPUs 1.0 is less than total desired GPUs 2`) and the
+ * payload's resource errors.
+ */
+const RESOURCE_ERROR =
+  /Total available GPUs [\d.]+ is less than total desired GPUs [\d.]+|^resource error: /m;
+
+/**
+ * CPython's message when the script to run does not exist (exit 2, before any of it runs):
+ * `python3: can't open file '/workspace/RAGEN/train.py': [Errno 2] No such file or directory`.
+ * Python 3.9+ prints the path made absolute against the working directory.
+ */
+const CANT_OPEN = /can't open file '([^']+)': \[Errno (\d+)\]/;
 
 export interface JobFailure {
   type: ErrorType;
@@ -44,6 +56,8 @@ export function classifyJobFailure(exitCode: number | undefined, logs: string): 
   const disk = diskFullLine(logs);
   if (disk) return { type: ErrorTypes.CheckpointDiskFull, reason: `the checkpoint volume is full (${disk})` };
   const code = exitCode === undefined ? 'unknown exit code' : `exit ${exitCode}`;
+  const missing = exitCode === PAYLOAD_EXIT.config ? entrypointNotFound(logs) : undefined;
+  if (missing) return missing;
   if (exitCode === PAYLOAD_EXIT.config || CONFIG_ERROR.test(logs)) {
     const line = firstMatchingLine(logs, CONFIG_ERROR);
     return {
@@ -69,6 +83,28 @@ export function classifyJobFailure(exitCode: number | undefined, logs: string): 
 }
 
 /**
+ * Exit 2 with CPython's "can't open file": the entrypoint's script is not in the image where the
+ * job runs. Names the file and the working directory it was looked for in (the path's folder when
+ * Python printed it absolute) and the fields that fix it.
+ */
+function entrypointNotFound(logs: string): JobFailure | undefined {
+  const m = CANT_OPEN.exec(logs);
+  if (!m?.[1]) return undefined;
+  const file = m[1];
+  const slash = file.lastIndexOf('/');
+  const where =
+    slash > 0
+      ? `the working directory ${file.slice(0, slash)}`
+      : slash === 0
+        ? 'the working directory /'
+        : "the job's working directory";
+  return {
+    type: ErrorTypes.EntrypointNotFound,
+    reason: `python cannot open ${file} (exit 2, errno ${m[2]}): the entrypoint's script is not in ${where} of the image; set kuberay.head.workingDir to the folder holding it in the image (RAGEN's checkout), or write trainer.entrypoint with the script's absolute path`,
+  };
+}
+
+/**
  * Whether a log line is evidence classifyJobFailure reads (a full disk, a config or resource
  * error, a refused checkpoint): an incremental reader keeps such lines from anywhere in the log
  * and the log's last lines, rather than the whole log.
@@ -76,6 +112,7 @@ export function classifyJobFailure(exitCode: number | undefined, logs: string): 
 export function isFailureEvidence(line: string): boolean {
   return (
     DISK_FULL.test(line) ||
+    CANT_OPEN.test(line) ||
     CONFIG_ERROR.test(line) ||
     RESOURCE_ERROR.test(line) ||
     /^checkpoint error: /.test(line)

@@ -138,12 +138,37 @@ export type SecretKeyRef = z.infer<typeof SecretKeyRefSchema>;
 /** Names that hold credentials by convention; a literal value for one would be written in the clear. */
 const SECRET_LOOKING = /(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL)/i;
 
+/** A Linux user or group id as Kubernetes takes it (0 is root). */
+const LinuxId = (what: string) =>
+  z
+    .number({
+      message: `a numeric ${what} id such as 1000 (names are not accepted: Kubernetes takes numbers)`,
+    })
+    .int(`a whole-number ${what} id such as 1000`)
+    .min(0, `a ${what} id is 0 (root) or more`)
+    .max(2147483647, `a ${what} id below 2^31`);
+
+/**
+ * Who the Ray containers run as (the Pods' securityContext). Unset fields keep the image's own
+ * user (rayproject/ray images: uid 1000, gid 100). fsGroup is added to every container's groups;
+ * the worker gives the run's folders on the shared volume that group (else runAsGroup), 2775, so
+ * the Pods can write their checkpoints there whoever they run as.
+ */
+export const SecurityContextSchema = z.strictObject({
+  runAsUser: LinuxId('user').optional(),
+  runAsGroup: LinuxId('group').optional(),
+  fsGroup: LinuxId('group').optional(),
+});
+export type PodSecurityContext = z.infer<typeof SecurityContextSchema>;
+
 export const KubeRaySchema = z
   .strictObject({
     /** The shared volume every Ray pod mounts: checkpoints and archives must live under mountPath. */
     storage: z.strictObject({ pvc: DnsLabel, mountPath: AbsolutePath }),
     /** What preflight does when the nodes' allocatable nvidia.com/gpu is below the request. */
     gpuCapacity: z.enum(['refuse', 'warn']).default('refuse'),
+    /** User, group and fsGroup of the Ray Pods (head and workers); unset: the image's user. */
+    securityContext: SecurityContextSchema.optional(),
     /** Service account of the Ray pods (default: the namespace's default). */
     serviceAccount: DnsLabel.optional(),
     head: PodGroupSchema.optional(),

@@ -28,6 +28,7 @@ const FATAL: ReadonlySet<string> = new Set([
   ErrorTypes.ManifestExists,
   ErrorTypes.ProbeUnavailable,
   ErrorTypes.TrainingConfigInvalid,
+  ErrorTypes.EntrypointNotFound,
   ErrorTypes.CheckpointUnusable,
   ErrorTypes.CheckpointDiskFull,
   ErrorTypes.ArchiveDiskFull,

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -372,5 +372,58 @@ describe('join activity (MockActivityEnvironment, stand-in backend)', () => {
       env.run(createAwaitJoin(deps(new FakeRayHead(), status)), { spec: testSpec(), handle }),
       /runs Ray 2\.49\.0, the spec declares rayVersion 2\.60\.0/,
     );
+  });
+});
+
+describe('train activity: a checkpoint of another world size', () => {
+  const saved = async (worldSize: number) => {
+    const dir = await mkdtemp(join(tmpdir(), 'train-ws-'));
+    const ckpt = join(dir, 'global_step_10');
+    await mkdir(join(ckpt, 'actor'), { recursive: true });
+    for (let r = 0; r < worldSize; r++)
+      for (const kind of ['model', 'optim', 'extra_state'])
+        await writeFile(join(ckpt, 'actor', `${kind}_world_size_${worldSize}_rank_${r}.pt`), 'x');
+    return { dir, ckpt };
+  };
+
+  it('is refused before any job is submitted (CheckpointUnusable), naming both world sizes and the fix', async () => {
+    const { dir, ckpt } = await saved(4);
+    const head = new FakeRayHead();
+    const spec = testSpec({}, dir); // 2 nodes x 1 GPU
+    // Were it submitted, the job would fail as a crash: the test then fails on the type, not a hang.
+    const stop = setTimeout(() => (head.status = 'FAILED'), 300);
+    await assert.rejects(
+      new MockActivityEnvironment().run(createTrain(deps(head)), {
+        spec,
+        handle,
+        checkpointDir: dir,
+        resume: { mode: 'resume_path' as const, path: ckpt },
+      }),
+      (err: unknown) => {
+        const e = err as { type?: string; message: string };
+        assert.equal(e.type, 'CheckpointUnusable');
+        assert.match(e.message, /saved by 4 GPUs/);
+        assert.match(e.message, /trainer\.nnodes x trainer\.nGpusPerNode = 2 x 1 = 2/);
+        assert.match(e.message, /resume with the shape it was saved with \(nnodes x nGpusPerNode = 4/);
+        return true;
+      },
+    );
+    clearTimeout(stop);
+    assert.deepEqual(head.submitted, [], 'no job was submitted');
+  });
+
+  it('the same world size resumes', async () => {
+    const { dir, ckpt } = await saved(2);
+    const head = new FakeRayHead();
+    const running = new MockActivityEnvironment().run(createTrain(deps(head)), {
+      spec: testSpec({}, dir),
+      handle,
+      checkpointDir: dir,
+      resume: { mode: 'resume_path' as const, path: ckpt },
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    head.status = 'FAILED';
+    await running.catch(() => undefined);
+    assert.equal(head.submitted.length, 1, 'the job was submitted');
   });
 });

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -15,6 +15,7 @@ import {
 import { REPO_ROOT, loadConfig } from '../../src/config.js';
 import { freePorts } from '../../src/backends/local/ports.js';
 import { KubeletStandIn } from './kubelet-standin/index.js';
+import { IMAGE_USER } from './kubelet-standin/pod-spec.js';
 import { type RunningOperator, operatorBinary, startKubeRayOperator } from './kuberay-operator.js';
 
 const run = promisify(execFile);
@@ -29,7 +30,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * namespaces of their own. Identities: `admin` (static token, system:masters) and the service
  * account `ragen-restricted` (may only get/list/watch rayclusters), whose token comes from the
  * TokenRequest API. Storage: the PVC is bound to a hostPath PersistentVolume at `storageDir`, a
- * host directory that the test process and every Pod see at the same path.
+ * host directory that the test process and every Pod see at the same path (group 100, 2775).
  */
 export interface KubeEnv {
   namespace: string;
@@ -284,6 +285,13 @@ export async function startKubeEnv(
   let operator: RunningOperator | undefined;
   let kubelet: KubeletStandIn | undefined;
   const storageDir = options.storageDir ?? (await mkdtemp(join(tmpdir(), 'ragen-kuberay-')));
+  // The volume as an administrator prepares it for a rayproject image (uid 1000, group 100, which
+  // the stand-in kubelet runs every Pod as by default): group 100, 2775, so the Pods' user writes
+  // there and what it makes keeps the group. mkdtemp's 0700 would shut every non-root Pod out.
+  if (!options.storageDir) {
+    await chown(storageDir, 0, IMAGE_USER.gid);
+    await chmod(storageDir, 0o2775);
+  }
   const server = `https://127.0.0.1:${securePort}`;
   const ca = await readFile(join(certs, 'ca.crt'));
   const startApiServer = async () => {

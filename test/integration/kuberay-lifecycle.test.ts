@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { execFile } from 'node:child_process';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,9 +14,10 @@ import {
   KubernetesObjectApi,
   loadAllYaml,
 } from '@kubernetes/client-node';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { MockActivityEnvironment, type TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/index.js';
+import { createProveSharedStorage } from '../../src/activities/shared-storage.js';
 import { KubeApi, loadKubeConfig } from '../../src/backends/kuberay/kube-api.js';
 import { buildAuthSecret } from '../../src/backends/kuberay/auth-secret.js';
 import { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
@@ -165,6 +166,41 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
       '0',
       'each container has its own /tmp',
     );
+    // The image's user (no securityContext in the spec): Ray runs as uid 1000, group 100, not root.
+    const ids = await readFile(`/proc/${pid}/status`, 'utf8');
+    assert.match(ids, /^Uid:\s+1000\s+1000\s+1000\s+1000$/m, 'the raylet runs as uid 1000');
+    assert.match(ids, /^Gid:\s+100\s+100\s+100\s+100$/m, 'the raylet runs as gid 100');
+
+    // The storage proof on these Pods. The run's folder under a parent without the Pods' group
+    // (root:root 0755, as a root worker makes it on an unprepared volume): the Pods' uid may not
+    // write there, and the error names the uid, the gid and the fix. (One probe job per cluster:
+    // the passing side is every kuberay experiment, on the volume prepared for group 100.)
+    const proveActivity = createProveSharedStorage({
+      backends: { kuberay: backend },
+      reportProgress: async () => undefined,
+      rayHead: (u, t) => new RayDashboardClient(u, t),
+      workflowStatus: async () => undefined,
+      pollIntervalMs: 200,
+    });
+    const prove = (input: Parameters<typeof proveActivity>[0]) =>
+      new MockActivityEnvironment().run(proveActivity, input);
+    const locked = join(kube.storageDir, 'root-only');
+    await mkdir(locked);
+    await chown(locked, 0, 0);
+    await chmod(locked, 0o755);
+    const plain = kuberaySpec(kube.storageDir, kube.pvc);
+    await assert.rejects(prove({ spec: plain, handle, runDir: join(locked, 'run') }), (err: unknown) => {
+      assert.ok(err instanceof DomainError, String(err));
+      assert.equal(err.type, 'StorageNotWritable');
+      assert.match(
+        err.message,
+        /running as uid 1000 gid 100, is denied access in .*root-only\/run\/storage-probe-pods-a0/,
+      );
+      assert.match(err.message, /Permission denied/);
+      assert.match(err.message, /owner uid 0 gid 0, mode 2775/);
+      assert.match(err.message, /set kuberay\.securityContext\.fsGroup/);
+      return true;
+    });
 
     // Ray token auth: the head refuses a job without the cluster's token; with it the job runs and
     // its driver (in the head Pod) joins Ray with the token the container reads from the Secret.
@@ -206,6 +242,33 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
     );
     assert.deepEqual(await rayProcesses(), [], 'no Ray process is left');
     assert.deepEqual(kube.kubelet?.errors, []);
+    backend.close();
+  });
+
+  it('auth: none (an image whose Ray predates token auth): no token Secret, no token in the Pods, the head takes a job without one', async () => {
+    const backend = backendFor(kube.adminKubeconfig);
+    const core = kube.admin.makeApiClient(CoreV1Api);
+    const spec = { ...kuberaySpec(kube.storageDir, kube.pvc), auth: 'none' as const };
+    const handle = await backend.createCluster({ name: 'noauth-a0', spec, owner: owner(0, 'wf-noauth') });
+    await assert.rejects(
+      core.readNamespacedSecret({ name: 'noauth-a0-ray-auth', namespace: ns }),
+      /404|not found/i,
+    );
+    assert.equal(await backend.dashboardToken(handle), undefined);
+    const deadline = Date.now() + 240_000;
+    for (;;) {
+      const s = await backend.describeCluster(handle);
+      if (s.workersAlive === 2) break;
+      assert.ok(Date.now() < deadline, `workers did not join: ${s.message}`);
+      await sleep(500);
+    }
+    const pods = (await core.listNamespacedPod({ namespace: ns, labelSelector: 'ray.io/cluster=noauth-a0' }))
+      .items;
+    for (const p of pods)
+      assert.ok(!JSON.stringify(p.spec?.containers).includes('RAY_AUTH'), p.metadata?.name);
+    const head = new RayDashboardClient(handle.dashboardUrl ?? '');
+    assert.deepEqual(await head.submitJob('noauth', 'python -c "print(1)"', {}), { created: true });
+    await backend.deleteCluster(handle);
     backend.close();
   });
 
@@ -258,7 +321,7 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
     await assert.rejects(
       restricted.createCluster({ name: 'denied-a0', spec, owner: owner() }),
       (err: DomainError) => {
-        assert.ok(err instanceof DomainError);
+        assert.ok(err instanceof DomainError, String(err));
         assert.equal(err.type, 'KubePermissionDenied');
         assert.equal(err.permanent, true);
         assert.match(

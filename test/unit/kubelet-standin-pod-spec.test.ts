@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { containerEnv, expand, podRequests, quantity } from '../helpers/kubelet-standin/pod-spec.js';
+import {
+  containerEnv,
+  containerIdentity,
+  expand,
+  podRequests,
+  quantity,
+} from '../helpers/kubelet-standin/pod-spec.js';
 import { newRecord, podStatus } from '../helpers/kubelet-standin/pod-status.js';
 
 /** The stand-in kubelet's pure parts: what it reads from a Pod spec and the status it writes. */
@@ -88,5 +94,35 @@ describe('stand-in kubelet: Pod spec readings', () => {
       ['PodScheduled=True', 'Initialized=True', 'ContainersReady=True', 'Ready=True'],
     );
     assert.equal(s.containerStatuses?.[0]?.started, true);
+  });
+});
+
+describe('stand-in kubelet: who a container runs as', () => {
+  const c = { name: 'ray', image: 'i' };
+  it("the image's user (uid 1000, gid 100, as rayproject images) when nothing is set", () => {
+    assert.deepEqual(containerIdentity({ spec: { containers: [c] } }, c), {
+      uid: 1000,
+      gid: 100,
+      groups: [],
+    });
+  });
+  it("the Pod's runAsUser/runAsGroup, fsGroup and supplementalGroups as groups; the container's own over the Pod's", () => {
+    const pod: V1Pod = {
+      spec: {
+        securityContext: {
+          runAsUser: 2000,
+          runAsGroup: 3000,
+          fsGroup: 4000,
+          supplementalGroups: [5000, 3000],
+        },
+        containers: [c],
+      },
+    };
+    assert.deepEqual(containerIdentity(pod, c), { uid: 2000, gid: 3000, groups: [4000, 5000] });
+    assert.deepEqual(containerIdentity(pod, { ...c, securityContext: { runAsUser: 0 } }), {
+      uid: 0,
+      gid: 3000,
+      groups: [4000, 5000],
+    });
   });
 });

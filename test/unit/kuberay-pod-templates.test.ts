@@ -33,6 +33,7 @@ function build(extra: string) {
 
 const FULL = `
 imagePullSecrets: [regcred]
+securityContext: {runAsUser: 1000, runAsGroup: 100, fsGroup: 100}
 priorityClassName: training-high
 queueName: team-gpus
 oneWorkerPerNode: true
@@ -123,6 +124,14 @@ describe('kuberay pod template fields in the RayCluster (pure builder)', () => {
     assert.deepEqual(worker.tolerations, [
       { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' },
     ]);
+  });
+
+  it("runs head and worker Pods as the spec's user, group and fsGroup; without one, as the image's user", () => {
+    for (const spec of [head, worker])
+      assert.deepEqual(spec.securityContext, { runAsUser: 1000, runAsGroup: 100, fsGroup: 100 });
+    const bare = build('');
+    assert.equal(bare.head.securityContext, undefined);
+    assert.equal(bare.worker.securityContext, undefined);
   });
 
   it('keeps workers apart with required anti-affinity on the labels KubeRay puts on its pods', () => {

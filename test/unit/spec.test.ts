@@ -30,6 +30,49 @@ describe('ExperimentSpec loading', () => {
     assert.equal(parseExperimentSpec(kuberaySpecYaml()).deadlines.joinSeconds, 60);
   });
 
+  it('real-run defaults on kuberay: noProgressSeconds 1800 (local keeps 300 for the toy), firstStepSeconds 3600, checks.allReduceSeconds 180; explicit values kept', () => {
+    const bare = (yaml: string) => yaml.replace(/^  (noProgressSeconds|firstStepSeconds): \d+\n/gm, '');
+    const kuberay = parseExperimentSpec(bare(kuberaySpecYaml()));
+    assert.equal(kuberay.deadlines.noProgressSeconds, 1800);
+    assert.equal(kuberay.deadlines.firstStepSeconds, 3600);
+    assert.equal(kuberay.checks.allReduceSeconds, 180);
+    const local = parseExperimentSpec(bare(validSpecYaml()));
+    assert.equal(local.deadlines.noProgressSeconds, 300);
+    assert.equal(local.checks.allReduceSeconds, 180);
+    const set = parseExperimentSpec(`${bare(kuberaySpecYaml())}checks:\n  allReduceSeconds: 40\n`);
+    assert.equal(set.checks.allReduceSeconds, 40);
+    assert.match(
+      issuesOf(`${kuberaySpecYaml()}checks:\n  allReduceSeconds: 0\n`)[0]?.field ?? '',
+      /^checks\.allReduceSeconds$/,
+    );
+  });
+
+  it('storage.retain defaults on kuberay to the last 2 and the best by in-loop validation (only the last 2 without it); local keeps every checkpoint; an explicit retain wins', () => {
+    const testFreq = (yaml: string, n: number) =>
+      yaml.includes('testFreq:')
+        ? yaml.replace(/^  testFreq: \d+$/m, `  testFreq: ${n}`)
+        : yaml.replace(/^  saveFreq: (\d+)$/m, `  saveFreq: $1\n  testFreq: ${n}`);
+    assert.deepEqual(parseExperimentSpec(testFreq(kuberaySpecYaml(), 5)).storage.retain, {
+      latest: 2,
+      best: { count: 1, metric: 'val-env/CoordSokoban/success', mode: 'max' },
+    });
+    assert.deepEqual(parseExperimentSpec(testFreq(kuberaySpecYaml(), 0)).storage.retain, { latest: 2 });
+    assert.equal(parseExperimentSpec(validSpecYaml()).storage.retain, undefined);
+    const every = kuberaySpecYaml().replace(/^(  archiveDir: .*)$/m, '$1\n  retain: {every: 1}');
+    assert.deepEqual(parseExperimentSpec(every).storage.retain, { every: 1 });
+  });
+
+  it('kuberay.securityContext: numeric ids, each field named when wrong', () => {
+    const withSc = (sc: string) => `${kuberaySpecYaml()}  securityContext: ${sc}\n`;
+    const spec = parseExperimentSpec(withSc('{runAsUser: 1000, runAsGroup: 100, fsGroup: 100}'));
+    assert.deepEqual(spec.kuberay?.securityContext, { runAsUser: 1000, runAsGroup: 100, fsGroup: 100 });
+    const byName = issuesOf(withSc('{runAsUser: ray}'))[0];
+    assert.equal(byName?.field, 'kuberay.securityContext.runAsUser');
+    assert.match(byName?.message ?? '', /numeric user id such as 1000/);
+    assert.equal(issuesOf(withSc('{fsGroup: -1}'))[0]?.field, 'kuberay.securityContext.fsGroup');
+    assert.equal(issuesOf(withSc('{runAsUsr: 1}'))[0]?.field, 'kuberay.securityContext.runAsUsr');
+  });
+
   it('refuses malformed YAML with the line', () => {
     const issues = issuesOf('name: x\ncluster: [unclosed\n');
     assert.match(issues[0]?.message ?? '', /malformed YAML.*line/);

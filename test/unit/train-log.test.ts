@@ -17,6 +17,42 @@ describe('verl console line parser', () => {
     });
   });
 
+  // Lines as verl 0.6.1's concat_dict_to_str prints them (`step:N` + ` - key:pformat(value)`), and
+  // text that only looks like one. undefined: not a step line (no progress counted).
+  const table: [string, string, ReturnType<typeof parseStepLine>][] = [
+    [
+      'numpy 2 integer and float scalars',
+      'step:3 - response_length/max:np.int64(512) - actor/entropy:np.float32(1.25) - actor/lr:1e-06',
+      { step: 3, metrics: { 'response_length/max': 512, 'actor/entropy': 1.25, 'actor/lr': 1e-6 } },
+    ],
+    [
+      'metric keys with spaces',
+      '(TaskRunner pid=88) step:4 - train/Coord Sokoban/success:0.5 - timing_s/update actor:np.float64(2.5)',
+      { step: 4, metrics: { 'train/Coord Sokoban/success': 0.5, 'timing_s/update actor': 2.5 } },
+    ],
+    [
+      'nan and booleans keep the line, without a nan metric',
+      'step:5 - critic/vf_explained_var:nan - early_stopped/x:True - a:np.float64(nan)',
+      { step: 5, metrics: { 'early_stopped/x': 1 } },
+    ],
+    ['a bare step line', '(TaskRunner pid=1, ip=10.0.0.2) step:6', { step: 6, metrics: {} }],
+    [
+      'a colored Ray prefix',
+      '\x1b[36m(TaskRunner pid=9)\x1b[0m step:7 - a:1',
+      { step: 7, metrics: { a: 1 } },
+    ],
+    [
+      "a model's sample output ending in step:N",
+      "(TaskRunner pid=88) [sample] Turn 2: <answer>Left</answer> I'll push the box at step:12",
+      undefined,
+    ],
+    ['sample text ending in step:N after a dash', 'the plan - go down - step:9', undefined],
+    ['sample text that starts like a step line', 'step:3 - I moved the box left', undefined],
+    ['a metric whose value is no number', 'step:3 - reward:high', undefined],
+  ];
+  for (const [name, line, want] of table)
+    it(`table: ${name}`, () => assert.deepEqual(parseStepLine(line), want));
+
   it('ignores lines that are not step lines', () => {
     assert.equal(parseStepLine('Total training steps: 20'), undefined);
     assert.equal(parseStepLine('local_global_step_folder: /x/global_step_10'), undefined);

@@ -111,23 +111,29 @@ export class KubeRayBackend implements ComputeBackend {
       throw permanent(ErrorTypes.InvalidSpec, (err as Error).message);
     }
     // The token's Secret first: the Pods read it at start (a missing Secret would fail them).
-    const auth = await this.api.createSecret(buildAuthSecret(name, this.config.namespace, owner));
-    if (!auth.created && !isOwnedBy(auth.secret.metadata, owner))
+    // None with auth: none (the Pods then read no token, dashboardToken finds none).
+    const auth =
+      spec.auth === 'none'
+        ? undefined
+        : await this.api.createSecret(buildAuthSecret(name, this.config.namespace, owner));
+    if (auth && !auth.created && !isOwnedBy(auth.secret.metadata, owner))
       throw permanent(
         ErrorTypes.ClusterNameTaken,
         `Secret ${this.ref(authSecretName(name))} already exists and is not this workflow attempt's; delete it or rename the experiment`,
       );
     const { created, object } = await this.api.createRayCluster(body);
     if (!created && !isOwnedBy(object.metadata, owner)) {
-      if (auth.created) await this.api.deleteSecret(authSecretName(name));
+      if (auth?.created) await this.api.deleteSecret(authSecretName(name));
       throw permanent(
         ErrorTypes.ClusterNameTaken,
         `RayCluster ${this.ref(name)} already exists and is not this workflow attempt's (labels ${JSON.stringify(object.metadata.labels ?? {})}); delete it or rename the experiment`,
       );
     }
-    await this.adoptSecret(auth.secret, object);
-    const token = tokenOf(auth.secret);
-    if (token) this.tokens.set(name, token);
+    if (auth) {
+      await this.adoptSecret(auth.secret, object);
+      const token = tokenOf(auth.secret);
+      if (token) this.tokens.set(name, token);
+    }
     return {
       backend: 'kuberay',
       name,

@@ -100,6 +100,9 @@ export function podSpec(
   if (group.shmSize)
     volumes.push({ name: SHM_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: group.shmSize } });
   return {
+    ...(k.securityContext && Object.keys(k.securityContext).length
+      ? { securityContext: { ...k.securityContext } }
+      : {}),
     ...(k.serviceAccount ? { serviceAccountName: k.serviceAccount } : {}),
     ...(k.imagePullSecrets?.length ? { imagePullSecrets: k.imagePullSecrets.map((name) => ({ name })) } : {}),
     ...(k.priorityClassName ? { priorityClassName: k.priorityClassName } : {}),

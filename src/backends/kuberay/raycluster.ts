@@ -73,7 +73,8 @@ export interface RayClusterBuildInput {
  * autoscaling: verl needs every node at once) and `nvidia.com/gpu` limits (KubeRay derives
  * `--num-gpus` from them); the image by digest; the shared PVC; owner labels and annotations.
  * No entrypoint is baked in: jobs go through the Ray Jobs API with every argument quoted.
- * Every Ray container runs with token auth, the token from the cluster's Secret (auth-secret.ts).
+ * Every Ray container runs with token auth, the token from the cluster's Secret (auth-secret.ts),
+ * unless the spec says auth: none.
  */
 export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuildInput): RayClusterObject {
   if (!spec.kuberay)
@@ -88,6 +89,9 @@ export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuil
   const image = spec.image;
   const headGroup = k.head ?? {};
   const queue: Record<string, string> = k.queueName ? { [KUEUE_QUEUE_LABEL]: k.queueName } : {};
+  // auth: none (an image whose Ray predates token auth): the containers get no token settings.
+  const withAuth = <C extends { env?: unknown[] }>(c: C): C =>
+    spec.auth === 'none' ? c : withRayAuthEnv(c, name);
   return {
     apiVersion: `${RAYCLUSTER.group}/${RAYCLUSTER.version}`,
     kind: RAYCLUSTER.kind,
@@ -102,7 +106,7 @@ export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuil
             k,
             { kind: 'head' },
             headGroup,
-            withRayAuthEnv(
+            withAuth(
               rayContainer(k, {
                 name: 'ray-head',
                 image,
@@ -115,7 +119,6 @@ export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuil
                   { name: 'client', containerPort: 10001 },
                 ],
               }),
-              name,
             ),
           ),
         },
@@ -134,7 +137,7 @@ export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuil
               k,
               { kind: 'worker', cluster: name },
               group,
-              withRayAuthEnv(
+              withAuth(
                 rayContainer(k, {
                   name: 'ray-worker',
                   image,
@@ -142,7 +145,6 @@ export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuil
                   gpus: g.gpusPerWorker,
                   group,
                 }),
-                name,
               ),
             ),
           },

@@ -1,12 +1,23 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdir, open, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  realpath,
+  rm,
+  rmdir,
+  writeFile,
+} from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { V1Container, V1Pod, V1Probe } from '@kubernetes/client-node';
 import { NODE_IP, type PodNetwork, type PodNetworks } from './pod-network.js';
 import { KUBERNETES_SERVICE_IP, KUBERNETES_SERVICE_PORT } from './service-proxy.js';
-import { type EnvSources, containerEnv, expand, quantity } from './pod-spec.js';
+import { type EnvSources, containerEnv, containerIdentity, expand, quantity } from './pod-spec.js';
 import { type ContainerRecord, type PodRecord, newRecord, now, waiting } from './pod-status.js';
 
 const run = promisify(execFile);
@@ -40,6 +51,9 @@ interface Running {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   env: Record<string, string>;
 }
+
+/** A non-root container's home (rayproject/ray images: /home/ray, the `ray` user's). */
+const IMAGE_HOME = '/home/ray';
 
 /** Part of the stand-in kubelet: runs one Pod's containers as local processes in the Pod's network namespace. */
 export class PodRunner {
@@ -82,7 +96,9 @@ export class PodRunner {
   }
 
   private async runPod(): Promise<void> {
-    await mkdir(join(this.dir, 'tmp'), { recursive: true, mode: 0o1777 });
+    await mkdir(join(this.dir, 'tmp'), { recursive: true });
+    // mkdir's mode goes through the umask (1755): chmod, so a non-root container can write its /tmp.
+    await chmod(join(this.dir, 'tmp'), 0o1777);
     await mkdir(join(this.dir, 'logs'), { recursive: true });
     this.net = await this.deps.networks.create(this.pod.metadata?.uid ?? this.id);
     this.record.podIP = this.net.podIP;
@@ -162,8 +178,9 @@ export class PodRunner {
   /** Start the container, run its probes while it lives, record its end. Resolves with the exit code. */
   private async runOnce(c: V1Container, rec: ContainerRecord): Promise<number> {
     let env: Record<string, string>;
+    const who = containerIdentity(this.pod, c);
     try {
-      env = await containerEnv(this.pod, c, this.baseEnv(), this.deps.envSources);
+      env = await containerEnv(this.pod, c, this.baseEnv(who.uid), this.deps.envSources);
     } catch (err) {
       rec.state = waiting('CreateContainerConfigError', (err as Error).message);
       this.deps.changed();
@@ -192,6 +209,20 @@ export class PodRunner {
     if (this.serviceAccountDir) mounts.push([this.serviceAccountDir, SERVICE_ACCOUNT_DIR, 'ro']);
     const checkout = dirname(dirname(this.deps.venvBin));
     if (checkout.startsWith('/tmp/')) mounts.push([checkout, checkout, 'ro']);
+    // The image's user owns its home directory (the image made it); one per container here.
+    // And reads the image's Python: the venv's interpreter lives under the host's /root (0700),
+    // so its install prefix is bound at the same path, reachable (enter-pod.sh opens the way).
+    if (who.uid !== 0) {
+      const python = await realpath(join(this.deps.venvBin, 'python')).catch(() => undefined);
+      if (python && !python.startsWith(`${dirname(dirname(this.deps.venvBin))}/`)) {
+        const prefix = dirname(dirname(python));
+        mounts.push([prefix, prefix, 'ro']);
+      }
+      const home = join(this.dir, 'home', c.name);
+      await mkdir(home, { recursive: true });
+      await chown(home, who.uid, who.gid);
+      mounts.push([home, IMAGE_HOME, 'rw']);
+    }
     if (this.stopping) {
       await log.close();
       return 137;
@@ -212,6 +243,9 @@ export class PodRunner {
         c.workingDir ?? '/',
         join(this.dir, 'tmp'),
         join(this.dir, 'stage', c.name),
+        String(who.uid),
+        String(who.gid),
+        who.groups.join(','),
         ...mounts.flat(),
         '--',
         ...argv,
@@ -228,7 +262,7 @@ export class PodRunner {
     rec.state = { running: { startedAt } };
     rec.ready = c.readinessProbe === undefined;
     this.deps.changed();
-    const probing = this.probe(c, rec, proc, env);
+    const probing = this.probe(c, rec, proc, env, who);
     const { code, signal } = await exited;
     probing.stop();
     this.running.delete(c.name);
@@ -254,6 +288,7 @@ export class PodRunner {
     rec: ContainerRecord,
     proc: ChildProcess,
     env: Record<string, string>,
+    who: { uid: number; gid: number },
   ): { stop(): void } {
     const timers: NodeJS.Timeout[] = [];
     let stopped = false;
@@ -262,7 +297,7 @@ export class PodRunner {
       let successes = 0;
       const tick = async () => {
         if (stopped) return;
-        const ok = await this.check(probe, proc, env);
+        const ok = await this.check(probe, proc, env, who);
         if (stopped) return;
         failures = ok ? 0 : failures + 1;
         successes = ok ? successes + 1 : 0;
@@ -300,12 +335,18 @@ export class PodRunner {
     };
   }
 
-  private async check(probe: V1Probe, proc: ChildProcess, env: Record<string, string>): Promise<boolean> {
+  private async check(
+    probe: V1Probe,
+    proc: ChildProcess,
+    env: Record<string, string>,
+    who: { uid: number; gid: number },
+  ): Promise<boolean> {
     const timeout = (probe.timeoutSeconds ?? 1) * 1000;
     try {
       if (probe.exec?.command) {
-        // Like `kubectl exec`: inside the container's own namespaces, with its environment.
-        await run('nsenter', ['-t', String(proc.pid), '-n', '-m', '-u', '--', ...probe.exec.command], {
+        // Like `kubectl exec`: inside the container's own namespaces, as its user, with its environment.
+        const as = who.uid === 0 ? [] : ['-S', String(who.uid), '-G', String(who.gid)];
+        await run('nsenter', ['-t', String(proc.pid), '-n', '-m', '-u', ...as, '--', ...probe.exec.command], {
           env,
           timeout,
         });
@@ -341,11 +382,11 @@ export class PodRunner {
   }
 
   /** The environment every container starts from; the Pod's own variables are laid over it. */
-  private baseEnv(): Record<string, string> {
+  private baseEnv(uid: number): Record<string, string> {
     return {
       PATH: `${this.deps.venvBin}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
       HOSTNAME: this.hostname,
-      HOME: '/root',
+      HOME: uid === 0 ? '/root' : IMAGE_HOME,
       // The `kubernetes` Service, as the kubelet tells every container (only Pods with a
       // service account here: the others never talk to the API server).
       ...(this.serviceAccountDir
@@ -371,7 +412,8 @@ export class PodRunner {
     const { token, ca } = await this.deps.serviceAccount(this.pod);
     const dir = join(this.dir, 'serviceaccount');
     await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, 'token'), token, { mode: 0o600 });
+    // The kubelet's default mode for projected files: the container's user, whoever it is, reads them.
+    await writeFile(join(dir, 'token'), token, { mode: 0o644 });
     await writeFile(join(dir, 'ca.crt'), ca);
     await writeFile(join(dir, 'namespace'), this.pod.metadata?.namespace ?? 'default');
     this.serviceAccountDir = dir;
@@ -383,7 +425,9 @@ export class PodRunner {
     for (const v of this.pod.spec?.volumes ?? []) {
       const dir = join(this.dir, 'volumes', v.name);
       if (v.emptyDir) {
+        // World-writable, as the kubelet makes an emptyDir: any container user writes to it.
         await mkdir(dir, { recursive: true });
+        await chmod(dir, 0o777);
         if (v.emptyDir.medium === 'Memory') {
           const size = v.emptyDir.sizeLimit
             ? `,size=${Math.ceil(quantity(v.emptyDir.sizeLimit) / 1024)}k`
@@ -408,8 +452,9 @@ export class PodRunner {
         if (!data && !(v.secret?.optional ?? v.configMap?.optional))
           throw new Error(`${v.secret ? 'secret' : 'configmap'} "${name}" not found`);
         await mkdir(dir, { recursive: true });
-        for (const [k, value] of Object.entries(data ?? {}))
-          await writeFile(join(dir, k), value, { mode: 0o600 });
+        // defaultMode 0644 unless the volume sets one, as the kubelet writes them.
+        const mode = v.secret?.defaultMode ?? v.configMap?.defaultMode ?? 0o644;
+        for (const [k, value] of Object.entries(data ?? {})) await writeFile(join(dir, k), value, { mode });
         this.mounts.push([dir, v.name, 'ro']);
       } else {
         throw new Error(

@@ -121,3 +121,30 @@ async function envValue(
   }
   return '';
 }
+
+/**
+ * The image's user when neither the Pod nor the container names one: rayproject/ray images run as
+ * `ray`, uid 1000, primary group 100 (users). The stand-in has no image to read it from, so every
+ * container runs as that user unless its securityContext says otherwise: kuberay tests exercise a
+ * non-root image.
+ */
+export const IMAGE_USER = { uid: 1000, gid: 100 } as const;
+
+export interface ContainerIdentity {
+  uid: number;
+  gid: number;
+  /** Supplementary groups: the Pod's fsGroup and supplementalGroups, as the runtime adds them. */
+  groups: number[];
+}
+
+/** Who a container's processes run as: the container's securityContext over the Pod's, over the image's user. */
+export function containerIdentity(pod: V1Pod, c: V1Container): ContainerIdentity {
+  const podSc = pod.spec?.securityContext;
+  const uid = c.securityContext?.runAsUser ?? podSc?.runAsUser ?? IMAGE_USER.uid;
+  const gid = c.securityContext?.runAsGroup ?? podSc?.runAsGroup ?? IMAGE_USER.gid;
+  const groups = [
+    ...(podSc?.fsGroup !== undefined ? [podSc.fsGroup] : []),
+    ...(podSc?.supplementalGroups ?? []),
+  ];
+  return { uid, gid, groups: [...new Set(groups)].filter((g) => g !== gid) };
+}
