@@ -15,6 +15,8 @@ export const ErrorTypes = {
   AllReduceFailed: 'AllReduceFailed',
   /** A probe shipped with a job cannot be loaded on the image (a missing module, or its runtime_env failed): never resubmitted. */
   ProbeUnavailable: 'ProbeUnavailable',
+  /** The environment probe found the image or storage missing what the trainer needs: every failed item, its node, what was found and the fix. Never resubmitted. */
+  ImageContractUnmet: 'ImageContractUnmet',
   /** The trainer crashed (non-zero exit not otherwise named): another attempt may get further. */
   TrainingFailed: 'TrainingFailed',
   /** The trainer refused its configuration (exit 2, or Hydra/RAGEN config errors): no attempt can fix it. */
