@@ -3,6 +3,7 @@ import { mkdir, stat, statfs } from 'node:fs/promises';
 import { type WandbIds, wandbJobEnv } from '../domain/wandb-env.js';
 import { stepOfCheckpointPath } from '../domain/campaign.js';
 import type { ClusterHandle } from '../domain/cluster.js';
+import { modelJobEnv } from '../domain/model.js';
 import { type ResumeFrom, shellQuote, trainArgv } from '../domain/entrypoint.js';
 import { type ExperimentSpec, workerNodes } from '../domain/experiment.js';
 import { submissionId } from '../domain/naming.js';
@@ -161,6 +162,8 @@ export function createTrain(deps: ActivityDeps) {
       env['VERL_FILE_LOGGER_PATH'] = metricsPath(checkpointDir);
     }
     Object.assign(env, wandbJobEnv(spec, input.wandb ?? { workflowId }));
+    // A hub model was staged into HF_HOME on shared storage at preflight: every node loads it offline.
+    Object.assign(env, modelJobEnv(spec.model));
     // The key from the worker's environment (local); on kuberay a Secret in kuberay.head.env holds it.
     if (env.WANDB_RUN_ID && spec.backend === 'local' && process.env.WANDB_API_KEY)
       env.WANDB_API_KEY = process.env.WANDB_API_KEY;

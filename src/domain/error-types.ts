@@ -88,6 +88,8 @@ export const TransientErrorTypes = {
   TrackerUnavailable: 'TrackerUnavailable',
   /** A notification receiver answered 5xx/429/408 or could not be reached. */
   NotificationUndelivered: 'NotificationUndelivered',
+  /** The model hub (HF_ENDPOINT) could not be reached while staging a model. */
+  ModelHubUnavailable: 'ModelHubUnavailable',
   /** The Ray dashboard did not answer, or answered 5xx/408/429, for longer than the in-place retries allow. */
   RayDashboardUnavailable: 'RayDashboardUnavailable',
 } as const;

@@ -80,6 +80,8 @@ async function exampleForThisMachine(): Promise<ExperimentSpec> {
   return {
     ...ex,
     image,
+    // The stand-in image is this machine's venv: the toy payload behind train.py, no torch, logical GPUs.
+    imageContract: { requires: ['ragen_toy', 'numpy', 'ray'], gpuCheck: false },
     cluster: {
       head: { cpus: 1 },
       workerGroups: ex.cluster.workerGroups.map((g) => ({ ...g, cpusPerWorker: 1 })),
