@@ -107,8 +107,8 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
     assert.equal(probe.nodes.length, 3);
     assert.deepEqual(Object.keys(probe.nodes[0]?.['modules'] as object).sort(), [
       'numpy',
-      'ray',
       'ragen_toy',
+      'ray',
     ]);
     assert.deepEqual(probe.model, {
       path: modelDir,
