@@ -3,8 +3,8 @@
 Stages a pinned Hugging Face model revision into HF_HOME on shared storage with huggingface_hub's
 snapshot_download (it honours HF_ENDPOINT and HF_TOKEN from the environment), so that every node
 then loads it offline (HF_HUB_OFFLINE=1) from `<DIR>/hub/models--org--name/snapshots/<revision>`.
-Runs on the orchestrator's worker, which mounts the same storage; it is not shipped to clusters.
-Prints one line `STAGED {"path", "revision", "files"}`. Exit codes: 0 staged (or already there);
+Runs on the orchestrator's worker, which mounts the same storage (it is zipped with the probe
+package, but no cluster job runs it). Prints one line `STAGED {"path", "revision", "files"}`. Exit codes: 0 staged (or already there);
 2 bad arguments or huggingface_hub missing; 3 the hub could not be reached (a retry may work);
 4 the repository or revision does not exist, or access was refused.
 """
