@@ -31,6 +31,7 @@ export function activityDeps(
     workflowStatus: describeWorkflowStatus(client),
     imageRegistry: new RegistryClient({ dockerConfigPath: config.dockerConfigPath }),
     pollIntervalMs: config.RAGEN_POLL_INTERVAL_MS,
+    python: config.python,
     checkpointSignalIntervalMs: config.RAGEN_CHECKPOINT_SIGNAL_SECONDS * 1000,
   };
 }

@@ -7,7 +7,7 @@ import { ALLREDUCE_PROBE_MODULE, PROBE_PACKAGE, allReduceArgv, shellQuote } from
 import { ErrorTypes } from '../domain/error-types.js';
 import type { ExperimentSpec } from '../domain/experiment.js';
 import { submissionId } from '../domain/naming.js';
-import { allReduceResultsPath } from '../domain/paths.js';
+import { allReduceResultsPath, runCheckpointDir } from '../domain/paths.js';
 import { AllReduceResultSchema, type AllReduceResult } from '../domain/results.js';
 import { backendOf } from './backend-of.js';
 import { rayHeadOf } from './ray-head-of.js';
@@ -18,6 +18,8 @@ import { permanent } from './failures.js';
 import { probeImportFailure } from './probe-import.js';
 import { logTail } from '../domain/log-tail.js';
 import { runRayJob } from './ray-job.js';
+import { runEnvironmentProbe } from './environment-probe.js';
+import { workflowIdOfActivity } from './heartbeat-loop.js';
 
 const RESULT_LINE = /ALLREDUCE_RESULT (\{.*\})/;
 
@@ -34,7 +36,8 @@ export function probeReportedFailure(line: string): string | undefined {
 }
 
 /**
- * Stage 4b. Every GPU slot of the joined cluster takes part in an all-reduce (NCCL on GPUs; gloo or a
+ * Stage 4b. First the environment probe (environment-probe.ts): every node has what the trainer
+ * needs, or ImageContractUnmet lists what is missing. Then every GPU slot of the joined cluster takes part in an all-reduce (NCCL on GPUs; gloo or a
  * numpy ring over Ray where there are none). The probe (`ragen_probes`, from the repository's probes/)
  * travels with the job as a runtime_env py_modules package, so the image needs only Ray and numpy.
  * Fails permanently with AllReduceFailed when the sum is wrong, it hangs past its bounded timeout, or
@@ -47,14 +50,30 @@ export function createAllReduceCheck(deps: ActivityDeps) {
     spec: ExperimentSpec;
     handle: ClusterHandle;
     runDir: string;
+    /** The run's trainer.default_local_dir (a campaign's is its own); absent from workflows that predate the probe. */
+    checkpointDir?: string;
   }): Promise<AllReduceResult> {
     const { spec, handle } = input;
     const backend = backendOf(deps, spec.backend);
     const dashboard = await rayHeadOf(deps, handle);
     const pkg = await buildPyModulesPackage(deps.probesDir ?? join(REPO_ROOT, 'probes'), PROBE_PACKAGE);
     await ensurePackageUploaded(dashboard, pkg);
-    // The probe's driver (on the head Pod) writes its results into the run's folder.
+    // The probes' drivers (on the head Pod) write their results into the run's folder, and the
+    // environment probe proves the Pods' user can write the checkpoint folder the worker made.
+    const checkpointDir =
+      input.checkpointDir ?? runCheckpointDir(spec.storage, spec.name, workflowIdOfActivity());
     await makeSharedDir(input.runDir, sharedGroup(spec));
+    await makeSharedDir(checkpointDir, sharedGroup(spec));
+    const environment = await runEnvironmentProbe({
+      spec,
+      handle,
+      backend,
+      dashboard,
+      packageUri: pkg.uri,
+      runDir: input.runDir,
+      checkpointDir,
+      pollIntervalMs: deps.pollIntervalMs,
+    });
     const outPath = allReduceResultsPath(input.runDir, handle.name);
     const argv = backend.resolveArgv(allReduceArgv(spec, allReduceSeconds(spec), outPath));
     const { job, logs } = await runRayJob(
@@ -86,7 +105,7 @@ export function createAllReduceCheck(deps: ActivityDeps) {
         `all-reduce check printed no result (job ${job.status}: ${job.message}); log tail:\n${logTail(logs)}`,
       );
     }
-    const data = { ...result.data, probePackage: pkg.uri };
+    const data = { ...result.data, probePackage: pkg.uri, environment };
     if (job.status !== 'SUCCEEDED' || !data.ok) {
       throw permanent(
         ErrorTypes.AllReduceFailed,

@@ -17,6 +17,8 @@ export interface ActivityDeps {
   workflowStatus(workflowId: string): Promise<{ status: string; closeTime?: string } | undefined>;
   /** Reads an image's manifest and config from its registry (verify); the default reads the Docker config from the environment. */
   imageRegistry?: { inspect(loc: RegistryLocation): Promise<InspectedImage> };
+  /** The worker's own Python (with huggingface_hub) for steps it runs itself: model staging. Default: the repository's .venv. */
+  python?: string;
   /** The directory holding the probe packages (`ragen_probes/`) shipped with probe jobs; default: the repository's probes/. */
   probesDir?: string;
   /** The train activity signals a checkpoint at most this often (default 10 min; 0: every one). */

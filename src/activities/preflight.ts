@@ -10,6 +10,8 @@ import { makeSharedDir, sharedGroup } from './shared-dirs.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { freeBytes } from './checkpoint-space-check.js';
+import { stageHubModel } from './stage-model.js';
+import { REPO_ROOT } from '../config.js';
 
 /** A warning, not a refusal: preflight passes; the check's detail says what to expect. */
 async function checkpointSpace(spec: ExperimentSpec): Promise<PreflightCheck[]> {
@@ -51,7 +53,8 @@ async function writable(dir: string, group: number | undefined): Promise<Preflig
 }
 
 /**
- * Stage 1. Spec consistency, backend reachability, permissions and capacity, storage writable.
+ * Stage 1. Spec consistency, backend reachability, permissions and capacity, storage writable; a
+ * `model.hub` revision is staged into model.hfHome (stage-model.ts).
  * Creates nothing (the probe file is removed). Idempotent; retried only for transient errors.
  */
 export function createPreflight(deps: ActivityDeps) {
@@ -80,7 +83,21 @@ export function createPreflight(deps: ActivityDeps) {
         { checks: storage },
       );
     }
-    const checks = [...storage, ...(await checkpointSpace(spec)), ...(await backend.preflight(spec))];
+    const backendChecks = await backend.preflight(spec);
+    // After the backend's checks: a model is downloaded only for a cluster that can be had.
+    const model = backendChecks.every((c) => c.ok)
+      ? await stageHubModel(
+          spec,
+          deps.python ?? join(REPO_ROOT, '.venv', 'bin', 'python'),
+          deps.probesDir ?? join(REPO_ROOT, 'probes'),
+        )
+      : undefined;
+    const checks = [
+      ...storage,
+      ...(await checkpointSpace(spec)),
+      ...backendChecks,
+      ...(model ? [model] : []),
+    ];
     const failed = checks.filter((c) => !c.ok);
     if (failed.length > 0)
       throw permanent(

@@ -1,4 +1,5 @@
 import type { ExperimentSpec } from '../domain/experiment.js';
+import { modelJobEnv } from '../domain/model.js';
 import { metricsPath } from '../domain/paths.js';
 import { type WandbIds, wandbJobEnv } from '../domain/wandb-env.js';
 import { makeSharedDir, sharedGroup } from './shared-dirs.js';
@@ -15,6 +16,8 @@ export async function trainJobEnv(
   await makeSharedDir(checkpointDir, sharedGroup(spec));
   if (spec.trainer.loggers.includes('file')) env['VERL_FILE_LOGGER_PATH'] = metricsPath(checkpointDir);
   Object.assign(env, wandbJobEnv(spec, wandb));
+  // A hub model was staged into HF_HOME on shared storage at preflight: every node loads it offline.
+  Object.assign(env, modelJobEnv(spec.model));
   // The key from the worker's environment (local); on kuberay a Secret in kuberay.head.env holds it.
   if (env.WANDB_RUN_ID && spec.backend === 'local' && process.env.WANDB_API_KEY)
     env.WANDB_API_KEY = process.env.WANDB_API_KEY;

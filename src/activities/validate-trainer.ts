@@ -14,6 +14,7 @@ import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { logTail } from '../domain/log-tail.js';
 import { runRayJob } from './ray-job.js';
+import { modelJobEnv } from '../domain/model.js';
 import { readTrainerValidation, validationTagsIn } from './validation-log.js';
 import { writeOnce } from './write-once.js';
 
@@ -42,6 +43,7 @@ export async function validateWithTrainer(
   const dashboard = await rayHeadOf(deps, handle);
   const { job, logs } = await runRayJob(dashboard, submissionId(handle.name, 'validate'), shellQuote(argv), {
     pollIntervalMs: deps.pollIntervalMs,
+    env: modelJobEnv(spec.model),
   });
   if (job.status !== 'SUCCEEDED') {
     throw permanent(

@@ -1,4 +1,5 @@
 import type { ExperimentSpec } from './experiment.js';
+import { modelDirectory } from './model.js';
 
 /**
  * Argument vectors for the payload, built from the spec. They stay vectors up to the one place that
@@ -57,6 +58,8 @@ export function trainArgv(spec: ExperimentSpec, checkpointDir: string, resume: R
   ];
   if (t.nGpusPerNode > 1 && !('system.CUDA_VISIBLE_DEVICES' in t.overrides))
     argv.push(cudaVisibleDevicesOverride(t.nGpusPerNode));
+  // RAGEN's top-level key: actor, critic and rollout read it, and its qwen/llama-3 assert reads it.
+  if (spec.model) argv.push(`model_path=${modelDirectory(spec.model)}`);
   // verl's rotation stays off (RAGEN keeps 1 actor and 1 critic): it would delete a checkpoint the
   // ledger hashed, maybe the resume candidate, and an older checkpoint would lose its critic/ folder.
   // Deleting is the orchestrator's (storage.retain, between a campaign's attempts, each recorded).

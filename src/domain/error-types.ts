@@ -15,6 +15,8 @@ export const ErrorTypes = {
   AllReduceFailed: 'AllReduceFailed',
   /** A probe shipped with a job cannot be loaded on the image (a missing module, or its runtime_env failed): never resubmitted. */
   ProbeUnavailable: 'ProbeUnavailable',
+  /** The environment probe found the image or storage missing what the trainer needs: every failed item, its node, what was found and the fix. Never resubmitted. */
+  ImageContractUnmet: 'ImageContractUnmet',
   /** The trainer crashed (non-zero exit not otherwise named): another attempt may get further. */
   TrainingFailed: 'TrainingFailed',
   /** The trainer refused its configuration (exit 2, or Hydra/RAGEN config errors): no attempt can fix it. */
@@ -88,6 +90,8 @@ export const TransientErrorTypes = {
   TrackerUnavailable: 'TrackerUnavailable',
   /** A notification receiver answered 5xx/429/408 or could not be reached. */
   NotificationUndelivered: 'NotificationUndelivered',
+  /** The model hub (HF_ENDPOINT) could not be reached while staging a model. */
+  ModelHubUnavailable: 'ModelHubUnavailable',
   /** The Ray dashboard did not answer, or answered 5xx/408/429, for longer than the in-place retries allow. */
   RayDashboardUnavailable: 'RayDashboardUnavailable',
 } as const;

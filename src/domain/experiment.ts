@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { ALLREDUCE_SECONDS_DEFAULT, ChecksSchema } from './checks.js';
 import { CostSchema } from './gpu-usage.js';
 import { ImageRefSchema } from './image.js';
+import { ImageContractSchema } from './image-contract.js';
+import { ModelSchema } from './model.js';
 import { type Retain, RetainSchema } from './retention.js';
 import { KubeRaySchema, kuberayIssues } from './kuberay.js';
 import { ragenPreflightIssues } from './ragen-preflight.js';
@@ -161,6 +163,10 @@ export const ExperimentSpecSchema = z
       ),
     backend: z.enum(['local', 'kuberay']).default('local'),
     image: ImageRefSchema.optional(),
+    /** What the image must provide, checked on every node right after join (src/domain/image-contract.ts). */
+    imageContract: ImageContractSchema.optional(),
+    /** The model RAGEN loads (`model_path`): a directory on shared storage, or a pinned Hub revision staged there. */
+    model: ModelSchema.optional(),
     rayVersion: z.string().regex(/^\d+\.\d+\.\d+$/, 'an exact Ray version such as 2.60.0'),
     /** Ray token authentication: on unless `none` (kuberay, an image with Ray < 2.52); see ray-auth.ts. */
     auth: RayAuthSchema.optional(),
@@ -182,6 +188,13 @@ export const ExperimentSpecSchema = z
   })
   .superRefine((spec, ctx) => {
     for (const issue of shapeIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
+    if (spec.model && 'model_path' in spec.trainer.overrides) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['trainer', 'overrides', 'model_path'],
+        message: 'model sets model_path (and records its revision); remove this override',
+      });
+    }
     if (spec.backend === 'kuberay' && !spec.image) {
       ctx.addIssue({
         code: 'custom',
@@ -205,6 +218,16 @@ export const ExperimentSpecSchema = z
               code: 'custom',
               path: ['storage', key],
               message: `must be under kuberay.storage.mountPath (${mountPath}): only that volume (PVC ${pvc}) is shared by the Ray pods`,
+            });
+          }
+        }
+        for (const key of ['path', 'hfHome'] as const) {
+          const dir = spec.model?.[key];
+          if (dir?.startsWith('/') && !isUnder(dir, mountPath)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['model', key],
+              message: `must be under kuberay.storage.mountPath (${mountPath}): every Ray pod reads the model from that volume (PVC ${pvc})`,
             });
           }
         }

@@ -4,6 +4,7 @@ import { CodeCommitsSchema } from './code-commits.js';
 import { ExperimentSpecSchema } from './experiment.js';
 import { EarlyStopSchema, ExperimentOutcomeSchema, StoppedEarlySchema } from './experiment-input.js';
 import { GpuUsageSchema } from './gpu-usage.js';
+import { EnvironmentRecordSchema } from './environment-probe.js';
 import { ImageVerificationSchema } from './image.js';
 import { MetricsSummarySchema } from './metrics-series.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
@@ -38,6 +39,8 @@ export const ManifestSchema = z.strictObject({
   environment: z.strictObject({
     envTag: z.string(),
     overrides: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+    /** The environment probe's findings on every node (absent in manifests of runs before it, or that failed before it ran). */
+    probe: EnvironmentRecordSchema.optional(),
   }),
   seeds: z.strictObject({ train: z.number(), val: z.number() }),
   resolvedSpec: ExperimentSpecSchema,

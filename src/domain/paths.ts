@@ -48,6 +48,11 @@ export function allReduceResultsPath(runDir: string, clusterName: string): strin
   return joinPath(runDir, `allreduce-${clusterName}.json`);
 }
 
+/** The environment probe's results, one file per cluster attempt. */
+export function environmentResultsPath(runDir: string, clusterName: string): string {
+  return joinPath(runDir, `environment-${clusterName}.json`);
+}
+
 /** A campaign's manifest: `<archiveDir>/<name>/<campaign id>/campaign.json`. */
 export function campaignManifestPath(archiveDir: string, name: string, campaignId: string): string {
   return joinPath(runFolder(archiveDir, name, campaignId), 'campaign.json');

@@ -146,7 +146,13 @@ function modelIssues(spec: ExperimentSpec, o: Map<string, string>, revision: Rag
   if (valueIn(o, 'enable_response_mask') === false) return [];
   const message = ragenModelPathIssue(String(valueIn(o, 'model_path')), revision);
   return message
-    ? [{ rule: 'model-path', path: fieldOf(spec, ['model_path'], ['trainer', 'overrides']), message }]
+    ? [
+        {
+          rule: 'model-path',
+          path: spec.model ? ['model'] : fieldOf(spec, ['model_path'], ['trainer', 'overrides']),
+          message,
+        },
+      ]
     : [];
 }
 

@@ -6,6 +6,7 @@ import { REPO_ROOT } from '../config.js';
 import type { ExperimentSpec } from '../domain/experiment.js';
 import type { ResolvedProvenance } from '../domain/provenance.js';
 import { SpecError } from '../domain/spec-error.js';
+import { modelRevisionOf } from './model.js';
 
 const run = promisify(execFile);
 
@@ -35,7 +36,11 @@ export async function resolveProvenance(
   const repoCommit = head ?? spec.provenance.repoCommit;
   const defaultModel =
     spec.backend === 'local' ? 'ragen_toy tabular policy (no pretrained model)' : undefined;
-  const modelRevision = spec.provenance.modelRevision ?? defaultModel;
+  const fromModel = spec.model
+    ? ((await modelRevisionOf(spec.model)) ??
+      `directory ${spec.model.path ?? ''} (fingerprinted on the nodes: manifest environment.probe.model.revision)`)
+    : undefined;
+  const modelRevision = spec.provenance.modelRevision ?? fromModel ?? defaultModel;
   const issues = [];
   if (!repoCommit)
     issues.push({

@@ -27,6 +27,7 @@ const FATAL: ReadonlySet<string> = new Set([
   ErrorTypes.ImageNotVerified,
   ErrorTypes.ManifestExists,
   ErrorTypes.ProbeUnavailable,
+  ErrorTypes.ImageContractUnmet,
   ErrorTypes.TrainingConfigInvalid,
   ErrorTypes.EntrypointNotFound,
   ErrorTypes.CheckpointUnusable,

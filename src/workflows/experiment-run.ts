@@ -12,6 +12,7 @@ import type {
 import { codeCommits } from '../domain/code-commits.js';
 import { workerGpus } from '../domain/experiment.js';
 import { gpuUsageOfStages } from '../domain/gpu-usage.js';
+import { splitProbeResults } from '../domain/environment-probe.js';
 import type { ManifestDraft } from '../domain/manifest.js';
 import { runArchiveDir, runCheckpointDir, validationResultsPath } from '../domain/paths.js';
 import type {
@@ -45,6 +46,8 @@ export interface ExperimentRun {
   verified?: VerifyResult;
   joined?: JoinResult;
   allReduce?: AllReduceResult;
+  /** The environment probe's findings from an ImageContractUnmet's details: the manifest keeps them. */
+  failedEnvironmentProbe?: unknown;
   validationResult?: ValidationResult;
   finalStep?: number;
   /** RAGEN stopped on its own (no final save): the step and reasons. */
@@ -106,6 +109,7 @@ export function buildManifestDraft(run: ExperimentRun): ManifestDraft {
   const { spec, provenance, resumeFrom } = run.input;
   const { verified, joined, validationResult } = run;
   const image = verified?.image ?? { verified: false, note: 'verify did not run' };
+  const probes = splitProbeResults(run.allReduce, run.failedEnvironmentProbe);
   return {
     experiment: spec.name,
     temporal: { ...run.ids },
@@ -117,7 +121,11 @@ export function buildManifestDraft(run: ExperimentRun): ManifestDraft {
       planned: verified?.plannedRayVersion,
       observedOnHead: joined?.headRayVersion,
     },
-    environment: { envTag: spec.validation.envTag, overrides: spec.trainer.overrides },
+    environment: {
+      envTag: spec.validation.envTag,
+      overrides: spec.trainer.overrides,
+      ...(probes.environment ? { probe: probes.environment } : {}),
+    },
     seeds: { train: spec.trainer.seedTrain, val: spec.validation.seed },
     resolvedSpec: spec,
     entrypoint: trainArgv(spec, run.checkpointDir, run.resume),
@@ -135,7 +143,7 @@ export function buildManifestDraft(run: ExperimentRun): ManifestDraft {
       nodes: joined?.nodes ?? [],
       submits: run.submits,
     },
-    preflight: { checks: run.preflightChecks, allReduce: run.allReduce },
+    preflight: { checks: run.preflightChecks, allReduce: probes.allReduce },
     resumedFrom: resumeFrom,
     checkpointDir: run.checkpointDir,
     training: {

@@ -8,6 +8,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { stepOfCheckpointPath } from '../domain/campaign.js';
+import { environmentOfFailureDetails } from '../domain/environment-probe.js';
 import { ErrorTypes } from '../domain/error-types.js';
 import type { ExperimentInput, ExperimentResult } from '../domain/experiment-input.js';
 import { clusterName } from '../domain/naming.js';
@@ -231,7 +232,16 @@ async function joinStage(run: ExperimentRun): Promise<void> {
     }
     // The local backend shares the worker's file system by construction; a KubeRay one must prove it.
     if (spec.backend === 'kuberay') await proveSharedStorage({ spec, handle: cluster, runDir: run.runDir });
-    run.allReduce = await allReduceCheck({ spec, handle: cluster, runDir: run.runDir });
+    run.allReduce = await allReduceCheck({
+      spec,
+      handle: cluster,
+      runDir: run.runDir,
+      checkpointDir: run.checkpointDir,
+    }).catch((err: unknown) => {
+      // An unmet image contract: its findings go in the manifest too.
+      run.failedEnvironmentProbe = environmentOfFailureDetails(unwrapFailure(err).details);
+      throw err;
+    });
     return r.value;
   });
 }

@@ -73,17 +73,49 @@ describe('all-reduce probe shipped as runtime_env py_modules (real local Ray, a 
     assert.equal(await canImport(bare.python, 'ragen_probes'), false);
   });
 
-  it('runs the all-reduce on both GPU workers: the package is uploaded once, then found by its hash', async () => {
+  it("the environment probe, shipped the same way, finds that this Python misses the payload's contract", async () => {
     const spec = testSpec({}, dir);
     const owner = { experiment: spec.name, workflowId: 'probe-test', runId: 'r', attempt: 0 };
     handle = await backend.createCluster({ name: 'probe-pm-a0', spec, owner });
+    await assert.rejects(
+      new MockActivityEnvironment().run(createAllReduceCheck(deps()), {
+        spec,
+        handle,
+        runDir: join(dir, 'run'),
+      }),
+      (err: unknown) => {
+        assert.ok(err instanceof ApplicationFailure, String(err));
+        assert.equal(err.type, ErrorTypes.ImageContractUnmet);
+        assert.equal(err.nonRetryable, true);
+        assert.match(err.message, /- module:ragen_toy on head .*worker .*worker /);
+        assert.match(err.message, /- entrypoint on job driver \(head\): module ragen_toy\.train not found/);
+        assert.doesNotMatch(err.message, /module:(ray|numpy)\b/);
+        return true;
+      },
+    );
+  });
+
+  it('runs the all-reduce on both GPU workers: the package is uploaded once, then found by its hash', async () => {
+    assert.ok(handle, 'the cluster of the previous test');
+    // What this Python has: Ray and numpy; the "trainer" is the shipped probe itself.
+    const base = testSpec({}, dir);
+    const spec = {
+      ...base,
+      imageContract: { requires: ['ray', 'numpy'] },
+      trainer: { ...base.trainer, entrypoint: ['python', '-m', 'ragen_probes.allreduce'] },
+    };
     const head = new RayDashboardClient(handle.dashboardUrl ?? '', await backend.dashboardToken(handle));
     const pkg = await buildPyModulesPackage(join(REPO_ROOT, 'probes'), 'ragen_probes');
-    assert.equal(await head.packageExists(pkg.name), false, 'a fresh cluster has no probe package');
+    assert.equal(await head.packageExists(pkg.name), true, 'uploaded by the probe of the previous test');
+    // A renamed handle (its own submission ids) of the same cluster: it gets the cluster's token file.
+    const metDir = join(runRoot, `${handle.name}-met`);
+    await mkdir(metDir, { recursive: true });
+    await copyFile(authTokenPath(join(runRoot, handle.name)), authTokenPath(metDir));
+    await chmod(authTokenPath(metDir), 0o600);
 
     const result: AllReduceResult = await new MockActivityEnvironment().run(createAllReduceCheck(deps()), {
       spec,
-      handle,
+      handle: { ...handle, name: `${handle.name}-met` },
       runDir: join(dir, 'run'),
     });
     assert.equal(result.ok, true, JSON.stringify(result));
@@ -92,7 +124,9 @@ describe('all-reduce probe shipped as runtime_env py_modules (real local Ray, a 
     assert.equal(result['probePackage'], pkg.uri);
     assert.match(pkg.uri, /^gcs:\/\/_ray_pkg_[0-9a-f]{40}\.zip$/);
     assert.equal(await head.packageExists(pkg.name), true, 'the package is in the GCS after the check');
-    const written = JSON.parse(await readFile(join(dir, 'run', `allreduce-${handle.name}.json`), 'utf8')) as {
+    const written = JSON.parse(
+      await readFile(join(dir, 'run', `allreduce-${handle.name}-met.json`), 'utf8'),
+    ) as {
       ok: boolean;
     };
     assert.equal(written.ok, true);
@@ -127,7 +161,8 @@ describe('all-reduce probe shipped as runtime_env py_modules (real local Ray, a 
         assert.ok(err instanceof ApplicationFailure, String(err));
         assert.equal(err.type, ErrorTypes.ProbeUnavailable);
         assert.equal(err.nonRetryable, true);
-        assert.match(err.message, /ragen_probes\.allreduce/);
+        // The environment probe is the first job shipped: the package fails to load there already.
+        assert.match(err.message, /ragen_probes\.environment/);
         assert.match(err.message, /ragen_module_the_image_lacks/);
         assert.ok(err.message.includes(image), err.message);
         return true;

@@ -10,12 +10,14 @@ import { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
 import { REPO_ROOT, loadConfig } from '../../src/config.js';
 import { RAY_VERSION_LABEL } from '../../src/registry/ray-version.js';
 import type { ExperimentSpec } from '../../src/domain/experiment.js';
+import type { EnvironmentRecord } from '../../src/domain/environment-probe.js';
 import { loadExperimentSpec } from '../../src/cli/spec-files/load.js';
 import { activityDeps } from '../../src/worker.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import { type KubeEnv, startKubeEnv } from '../helpers/kube-env.js';
 import { pushImage } from '../helpers/oci-images.js';
 import { type RunningRegistry, startRegistry } from '../helpers/oci-registry.js';
+import { writeModelDir } from '../helpers/model-dir.js';
 import { rayProcesses } from '../helpers/processes.js';
 import { testInput } from '../helpers/specs.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
@@ -80,6 +82,8 @@ async function exampleForThisMachine(): Promise<ExperimentSpec> {
   return {
     ...ex,
     image,
+    // The stand-in image is this machine's venv: the toy payload behind train.py, no torch, logical GPUs.
+    imageContract: { requires: ['ragen_toy', 'numpy', 'ray'], gpuCheck: false },
     cluster: {
       head: { cpus: 1 },
       workerGroups: ex.cluster.workerGroups.map((g) => ({ ...g, cpusPerWorker: 1 })),
@@ -87,6 +91,7 @@ async function exampleForThisMachine(): Promise<ExperimentSpec> {
     trainer: { ...ex.trainer, totalTrainingSteps: 4, saveFreq: 2, testFreq: 0 },
     validation: { ...ex.validation, episodes: 16 },
     storage: { checkpointDir: `${root}/checkpoints`, archiveDir: `${root}/archive` },
+    model: { path: `${root}/models/Qwen2.5-0.5B-Instruct` },
     deadlines: { ...ex.deadlines, joinSeconds: 600, noProgressSeconds: 300 },
     kuberay: {
       ...k,
@@ -101,6 +106,7 @@ describe('examples/ragen-sokoban-kuberay.yaml through the real KubeRay operator 
   it('runs python train.py --config-name _2_sokoban from the working directory to the last step', async () => {
     const spec = await exampleForThisMachine();
     assert.deepEqual(spec.trainer.entrypoint, ['python', 'train.py']);
+    await writeModelDir(spec.model?.path ?? '');
     const config = { ...loadConfig(), RAGEN_POLL_INTERVAL_MS: 1000 };
     const taskQueue = uniqueId('example');
     const deps = { ...activityDeps(config, env.client), backends: { kuberay: backend } };
@@ -136,8 +142,18 @@ describe('examples/ragen-sokoban-kuberay.yaml through the real KubeRay operator 
     const manifest = JSON.parse(await readFile(result.archive.manifestPath ?? '', 'utf8')) as {
       entrypoint?: string[];
       resolvedSpec: ExperimentSpec;
+      environment?: { probe?: EnvironmentRecord };
     };
     assert.equal(manifest.resolvedSpec.trainer.configName, '_2_sokoban');
+    // The environment probe ran in the Pods: the entrypoint found in the working directory, the model read on every node.
+    const probe = manifest.environment?.probe;
+    assert.ok(probe?.ok, JSON.stringify(probe?.failures));
+    assert.equal(probe.nodes.length, 3);
+    assert.deepEqual(probe.entrypoint, { cwd: checkout, file: 'train.py', found: true });
+    assert.match(probe.model?.revision ?? '', /^sha256:[0-9a-f]{64}$/);
+    console.log(
+      `environment probe on kuberay (stand-in kubelet): wall_s ${probe.wall_s}, job ${probe.jobSeconds} s`,
+    );
     // The Pods the operator made: workingDir and a sized /dev/shm on all three, the storage mounted.
     assert.equal(seen.length, 3);
     for (const p of seen) {

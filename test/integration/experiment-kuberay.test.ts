@@ -311,7 +311,7 @@ describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, sta
     const cluster = stalls.submits[0]?.id.replace(/-[a-z]+-0$/, '') ?? '';
     assert.deepEqual(
       [...(stalls.jobsAtEnd ?? [])].sort(),
-      ['allreduce', 'storage', 'train', 'validate'].map((stage) => `${cluster}-${stage}-0`),
+      ['allreduce', 'environment', 'storage', 'train', 'validate'].map((stage) => `${cluster}-${stage}-0`),
       'one Ray job (one driver) per stage',
     );
     const handle = env.client.workflow.getHandle(workflowId);

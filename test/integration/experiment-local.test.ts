@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config.js';
 import { activityDeps } from '../../src/worker.js';
 import { ManifestSchema } from '../../src/domain/manifest.js';
 import type { experiment } from '../../src/workflows/experiment.js';
+import { expectedFingerprint, writeModelDir } from '../helpers/model-dir.js';
 import { rayProcesses } from '../helpers/processes.js';
 import { testInput, testSpec, validSpecYaml } from '../helpers/specs.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
@@ -56,7 +57,9 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
       workflowBundle: await workflowBundle(),
       activities: createActivities(activityDeps(config, env.client)),
     });
-    const spec = testSpec({ image: images.matching }, storage);
+    // A model directory on the (shared) storage: the probe reads it on every node, model_path points at it.
+    const { dir: modelDir, files: modelFiles } = await writeModelDir(join(storage, 'models', 'qwen-tiny'));
+    const spec = testSpec({ image: images.matching, model: { path: modelDir } }, storage);
     const result = await worker.runUntil(
       env.client.workflow.execute<typeof experiment>('experiment', {
         taskQueue,
@@ -97,6 +100,25 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
     assert.deepEqual(
       manifest.stages.map((s) => s.stage),
       ['preflight', 'verify', 'submit', 'join', 'train', 'validate', 'teardown', 'archive'],
+    );
+    // The environment probe ran on all three nodes before the all-reduce, with the payload's contract.
+    const probe = manifest.environment.probe;
+    assert.ok(probe?.ok, JSON.stringify(probe?.failures));
+    assert.equal(probe.nodes.length, 3);
+    assert.deepEqual(Object.keys(probe.nodes[0]?.['modules'] as object).sort(), [
+      'numpy',
+      'ragen_toy',
+      'ray',
+    ]);
+    assert.deepEqual(probe.model, {
+      path: modelDir,
+      source: 'path',
+      revision: expectedFingerprint(modelFiles),
+    });
+    assert.ok(manifest.entrypoint.includes(`model_path=${modelDir}`));
+    assert.equal(manifest.preflight.allReduce?.['environment'], undefined, 'the probe is recorded once');
+    console.log(
+      `environment probe (passing): wall_s ${probe.wall_s} in the driver, job ${probe.jobSeconds} s`,
     );
     assert.deepEqual(await rayProcesses(), [], 'teardown left Ray processes');
   });

@@ -92,6 +92,60 @@ describe('podFailures (Pod status as the kubelet writes it)', () => {
     assert.match(f?.message ?? '', /kubectl logs c-gpu-workers-worker-x7k2p -c ray-worker --previous/);
   });
 
+  it('no ray on the PATH: the first exit 127 (of wait-gcs-ready here) is ImageContractUnmet naming bash, wget and ray', () => {
+    const pod = workerPod({
+      phase: 'Pending',
+      initContainerStatuses: [
+        {
+          name: 'wait-gcs-ready',
+          restartCount: 0,
+          state: { terminated: { exitCode: 127, reason: 'Error' } },
+        },
+      ],
+    });
+    const [f] = podFailures([pod]);
+    assert.equal(f?.type, 'ImageContractUnmet');
+    assert.equal(f?.container, 'wait-gcs-ready');
+    assert.match(
+      f?.message ?? '',
+      /init container wait-gcs-ready: it exited 127, a command not found on the image's PATH/,
+    );
+    assert.match(f?.message ?? '', /the image needs bash, wget and ray on its default PATH/);
+  });
+
+  it('no bash in the image: the runtime cannot start the container, named at once', () => {
+    const message =
+      'failed to create containerd task: exec: "/bin/bash": stat /bin/bash: no such file or directory: unknown';
+    const pod = workerPod({
+      phase: 'Running',
+      containerStatuses: [
+        {
+          name: 'ray-worker',
+          restartCount: 0,
+          state: { terminated: { exitCode: 128, reason: 'StartError', message } },
+        },
+      ],
+    });
+    const [f] = podFailures([pod]);
+    assert.equal(f?.type, 'ImageContractUnmet');
+    assert.match(
+      f?.message ?? '',
+      /could not start it \(StartError: failed to create containerd task: exec: "\/bin\/bash"/,
+    );
+    // A StartError for another cause (and a plain failed exit) is not read as a missing executable.
+    const other = workerPod({
+      phase: 'Running',
+      containerStatuses: [
+        {
+          name: 'ray-worker',
+          restartCount: 1,
+          state: { terminated: { exitCode: 128, reason: 'StartError', message: 'cgroup error' } },
+        },
+      ],
+    });
+    assert.deepEqual(podFailures([other]), []);
+  });
+
   it('counts repeated failed exits as a loop even while the container reads running between back-offs', () => {
     const running = (restartCount: number, exitCode: number) =>
       workerPod({

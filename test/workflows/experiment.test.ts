@@ -205,6 +205,46 @@ describe('experiment workflow (time-skipping server, fake activities)', () => {
     assert.deepEqual(calls.slice(-3), ['teardown', 'hashCheckpoints', 'archive']);
   });
 
+  it('an unmet image contract fails once, torn down, not resubmitted; its findings reach the manifest', async () => {
+    const failures = [
+      {
+        item: 'module:vllm',
+        node: 'worker 10.0.0.2 (abc)',
+        found: 'ModuleNotFoundError',
+        fix: 'install vllm',
+      },
+    ];
+    const environment = {
+      ok: false,
+      nodes: [{ node: 'worker 10.0.0.2 (abc)' }],
+      failures,
+      probePackage: 'gcs://_ray_pkg_x.zip',
+    };
+    let draft: unknown;
+    const { error, calls } = await runWith({
+      allReduceCheck: async () => {
+        throw ApplicationFailure.create({
+          type: ErrorTypes.ImageContractUnmet,
+          message: 'stand-in ImageContractUnmet',
+          nonRetryable: true,
+          details: [{ failures, environment }],
+        });
+      },
+      archive: async (input) => {
+        draft = input.draft;
+        return { manifestPath: '/tmp/stand-in/manifest.json', sha256: '0'.repeat(64), checkpoints: 0 };
+      },
+    });
+    const { type, result } = failureResult(error);
+    assert.equal(type, ErrorTypes.ImageContractUnmet);
+    assert.equal(result?.submits, 1);
+    assert.equal(calls.filter((c) => c === 'allReduceCheck').length, 1);
+    assert.deepEqual(calls.slice(-3), ['teardown', 'hashCheckpoints', 'archive']);
+    const recorded = draft as { environment: { probe?: unknown }; preflight: { allReduce?: unknown } };
+    assert.deepEqual(recorded.environment.probe, environment);
+    assert.equal(recorded.preflight.allReduce, undefined);
+  });
+
   it('fails on the no-progress watchdog and still tears down', async () => {
     const { error, calls } = await runWith({ train: permanent(ErrorTypes.NoProgress) });
     assert.equal(failureResult(error).type, ErrorTypes.NoProgress);

@@ -31,7 +31,8 @@ export interface PodFailure {
   type:
     | typeof ErrorTypes.ImagePullFailed
     | typeof ErrorTypes.PodCrashLooping
-    | typeof ErrorTypes.PodConfigInvalid;
+    | typeof ErrorTypes.PodConfigInvalid
+    | typeof ErrorTypes.ImageContractUnmet;
   pod: string;
   container: string;
   message: string;
@@ -82,6 +83,15 @@ function containerFailure(
       message: `the kubelet cannot create ${where} (${reason}${waiting?.message ? `: ${waiting.message}` : ''}); create the Secret or key it names, or fix kuberay.env / kuberay.envFrom`,
     };
   }
+  const missing = missingExecutable(s);
+  if (missing) {
+    return {
+      type: ErrorTypes.ImageContractUnmet,
+      pod,
+      container: s.name,
+      message: `${where}: ${missing}. KubeRay runs its containers through bash (\`ray start\`, \`ray health-check\`) and probes them with bash and wget: the image needs bash, wget and ray on its default PATH (rayproject images have all three; an image that installs Ray into a conda env must put that env's bin first on PATH)`,
+    };
+  }
   const restarts = s.restartCount ?? 0;
   const exited = s.lastState?.terminated ?? s.state?.terminated;
   const failedExit = exited !== undefined && exited.exitCode !== 0;
@@ -93,6 +103,30 @@ function containerFailure(
       message: `${where} is crash-looping (restarted ${restarts} times, ${lastExit(s)}); read its log with kubectl logs ${pod} -c ${s.name} --previous`,
     };
   }
+  return undefined;
+}
+
+/**
+ * A container whose command is not in the image: the runtime could not exec it (no bash: a
+ * StartError/RunContainerError saying "no such file" or "not found"), or bash ran and exited 127
+ * (a command, `ray` here, not on the PATH). Deterministic, so the first exit says it: no restarts
+ * are waited for.
+ */
+function missingExecutable(s: ContainerStatusLike): string | undefined {
+  const t = s.state?.terminated ?? s.lastState?.terminated;
+  const waiting = s.state?.waiting;
+  const startFailed = [
+    [t?.reason, t?.message],
+    [waiting?.reason, waiting?.message],
+  ].find(
+    ([reason, message]) =>
+      /^(StartError|RunContainerError|ContainerCannotRun)$/.test(reason ?? '') &&
+      /no such file|not found/i.test(message ?? ''),
+  );
+  if (startFailed)
+    return `the runtime could not start it (${startFailed[0]}: ${(startFailed[1] ?? '').trim().slice(0, 300)})`;
+  if (t?.exitCode === 127)
+    return `it exited 127, a command not found on the image's PATH${t.message ? ` (${t.message.trim().slice(0, 300)})` : ''}`;
   return undefined;
 }
 
