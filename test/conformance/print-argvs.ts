@@ -105,6 +105,8 @@ interface Edit {
   shape?: [number, number];
   trainer?: Record<string, unknown>;
   validation?: Record<string, unknown>;
+  /** The spec's model (replaces the example's); null: none, for a model_path in the overrides. */
+  model?: Record<string, unknown> | null;
 }
 type Mapping = Record<string, unknown>;
 
@@ -119,7 +121,9 @@ function exampleMapping(file: string, edit: Edit = {}): Mapping {
     cluster.workerGroups = [{ ...cluster.workerGroups[0], replicas: nnodes, gpusPerWorker: gpus }];
   }
   const validation = { ...(raw['validation'] as Mapping), ...edit.validation };
-  return { ...raw, trainer, cluster, validation };
+  const { model, ...rest } = raw;
+  const chosen = edit.model === undefined ? model : (edit.model ?? undefined);
+  return { ...rest, trainer, cluster, validation, ...(chosen ? { model: chosen } : {}) };
 }
 
 /** The edited example parsed by the schema; the setup rules are the verdict, not a throw. */
@@ -213,7 +217,8 @@ const refusedSpecs: Record<string, Edit> = {
     shape: [1, 2],
     trainer: { overrides: { 'actor_rollout_ref.actor.ppo_mini_batch_size': 1 } },
   },
-  'model-path': { trainer: { overrides: { model_path: '/models/ckpt' } } },
+  'model-path': { model: null, trainer: { overrides: { model_path: '/models/ckpt' } } },
+  'model-directory': { model: { path: '/mnt/ragen/models/ckpt-7b' } },
   'cuda-devices-count': {
     shape: [1, 2],
     trainer: { overrides: { 'system.CUDA_VISIBLE_DEVICES': "'0'" } },
@@ -246,8 +251,12 @@ const edgeSpecs: Record<string, Edit> = {
       },
     },
   },
+  'hub-model': {
+    model: { hub: 'Qwen/Qwen2.5-0.5B-Instruct', revision: 'c'.repeat(40), hfHome: '/mnt/ragen/hf' },
+  },
   'own-devices-and-model': {
     shape: [1, 2],
+    model: null,
     trainer: {
       overrides: { 'system.CUDA_VISIBLE_DEVICES': "'2,3'", model_path: '/models/Qwen2.5-0.5B-Instruct' },
       ragenRevision: '20daedc',
