@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -62,7 +63,7 @@ export async function printTrainingLogs(
         console.error(`no training log yet under ${runArchiveDir(spec.storage, spec.name, workflowId)}`);
       return 0;
     }
-    await new Promise((r) => setTimeout(r, followIntervalMs));
+    await sleep(followIntervalMs);
   }
 }
 

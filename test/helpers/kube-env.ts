@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
@@ -18,7 +19,6 @@ import { KubeletStandIn } from './kubelet-standin/index.js';
 import { type RunningOperator, operatorBinary, startKubeRayOperator } from './kuberay-operator.js';
 
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * A real Kubernetes control plane for tests: etcd, kube-apiserver and the KubeRay operator v1.5.0,

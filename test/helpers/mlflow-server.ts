@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -69,6 +70,6 @@ export async function startMlflowServer(): Promise<{ uri: string; dir: string; s
       await stop();
       throw new Error(`mlflow server did not answer on ${uri}: ${log}`);
     }
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -68,7 +69,7 @@ export async function startRegistry(auth: RegistryAuthMode = { kind: 'none' }): 
     );
     if (ok) break;
     if (Date.now() > deadline) throw new Error(`docker-registry did not answer on ${host}: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   return {
     host,

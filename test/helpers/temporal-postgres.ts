@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, open, readFile, rm } from 'node:fs/promises';
@@ -31,7 +32,6 @@ export interface PostgresTemporal {
 }
 
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PG_USER = 'temporal';
 const SERVER_ROOT = join(REPO_ROOT, 'deploy/temporal');
 

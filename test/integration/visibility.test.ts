@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
@@ -20,7 +21,6 @@ import { seedSweep, sweepInput } from '../helpers/sweeps.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
 
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A free TCP port for the UI (the dev server's gRPC port is picked by the SDK). */
 async function freePort(): Promise<number> {

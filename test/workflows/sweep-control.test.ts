@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Context } from '@temporalio/activity';
@@ -27,7 +28,7 @@ const until = async (what: string, ok: () => boolean, ms = 20_000) => {
   const end = Date.now() + ms;
   while (!ok()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
 };
 
@@ -48,7 +49,7 @@ function gatedActivities() {
       const ctx = Context.current();
       while (track.held) {
         ctx.heartbeat();
-        await new Promise((r) => setTimeout(r, 20));
+        await sleep(20);
       }
       return {
         finalStep: spec.trainer.totalTrainingSteps,

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdir, open, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -10,7 +11,6 @@ import { type EnvSources, containerEnv, expand, quantity } from './pod-spec.js';
 import { type ContainerRecord, type PodRecord, newRecord, now, waiting } from './pod-status.js';
 
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ENTER_POD = fileURLToPath(new URL('./enter-pod.sh', import.meta.url));
 /** cgroup v2 hierarchy where each container gets a cgroup: how its processes are found and killed. */
 const CGROUP_ROOT = '/sys/fs/cgroup/unified/ragen-kubelet-standin';
