@@ -6,7 +6,7 @@ import type { OrchestratorConfig } from '../config.js';
 import type { ExperimentSpec } from '../domain/experiment.js';
 import { runArchiveDir } from '../domain/paths.js';
 import { withClient } from './client.js';
-import { UserError } from './user-errors.js';
+import { UserError } from '../user-errors.js';
 
 const FOLLOW_INTERVAL_MS = 1_000;
 

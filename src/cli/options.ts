@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { z } from 'zod';
 import { fieldPath } from '../domain/spec-error.js';
-import { UsageError } from './user-errors.js';
+import { UsageError } from '../user-errors.js';
 
 /** A spec file that exists: a missing one is one line naming the path and the fix. */
 const SpecFile = z.string().superRefine((path, ctx) => {

@@ -5,7 +5,7 @@ import { ExperimentResultSchema } from '../domain/experiment-input.js';
 import { runFolder } from '../domain/paths.js';
 import type { StageRecord } from '../domain/results.js';
 import type { ReportSource } from '../report/write-report.js';
-import { UserError } from './user-errors.js';
+import { UserError } from '../user-errors.js';
 
 // The workflow's own input says where its archive folder is; read loosely, so inputs of older versions still work.
 const Storage = z.object({ name: z.string(), storage: z.object({ archiveDir: z.string() }) });
