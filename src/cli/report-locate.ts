@@ -2,6 +2,7 @@ import { type Client, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { ExperimentResultSchema } from '../domain/experiment-input.js';
+import { withPrunedName } from '../domain/pruned-name.js';
 import { runFolder } from '../domain/paths.js';
 import type { StageRecord } from '../domain/results.js';
 import type { ReportSource } from '../report/write-report.js';
@@ -46,7 +47,7 @@ async function completeStages(client: Client, workflowId: string): Promise<Stage
     if (err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure)
       result = err.cause.details?.[0];
   }
-  const parsed = ExperimentResultSchema.safeParse(result);
+  const parsed = ExperimentResultSchema.safeParse(withPrunedName(result));
   return parsed.success ? parsed.data.stages : undefined;
 }
 

@@ -90,8 +90,8 @@ export const sweepScenarios: Record<string, Scenario> = {
         return { latest, checkpoints: [{ step: 2, sha256: latest.sha256 }], untrusted: [] };
       },
     }).activities,
-    // A child stopped by the scheduler: the experiment's stopEarly path.
-    children: (result) => byOutcome('stoppedEarly')(result).slice(0, 1),
+    // A child stopped by the scheduler: the experiment's prune path (signal 'stopEarly').
+    children: (result) => byOutcome('pruned')(result).slice(0, 1),
   }),
 
   'sweep-failure-budget-exhausted': () => ({
