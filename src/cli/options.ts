@@ -40,7 +40,7 @@ const FilterValue = z
   .min(1, 'give a value')
   .regex(/^[^'"\\]+$/, 'quotes and backslashes cannot be part of a filter value');
 
-const OUTCOMES = ['succeeded', 'failed', 'cancelled', 'paused', 'earlyStopped'] as const;
+const OUTCOMES = ['succeeded', 'failed', 'cancelled', 'paused', 'earlyStopped', 'pruned'] as const;
 
 /** One zod schema per command: what commander hands over is checked here before anything runs. */
 export const CommandSchemas = {
