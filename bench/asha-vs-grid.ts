@@ -116,7 +116,7 @@ function runSweep(name: string, scheduler?: object): { manifest: SweepManifest; 
 
 const fmt = (m: SweepManifest) => {
   const best = m.children.find((c) => c.rank === 1);
-  return `GPU-seconds ${m.gpuUsage?.allocatedSeconds.toFixed(0)} (busy ${m.gpuUsage?.busySeconds.toFixed(0)}), best ${best?.successRate} at ${JSON.stringify(best?.params)}, stopped early ${m.counts.stoppedEarly ?? 0}`;
+  return `GPU-seconds ${m.gpuUsage?.allocatedSeconds.toFixed(0)} (busy ${m.gpuUsage?.busySeconds.toFixed(0)}), best ${best?.successRate} at ${JSON.stringify(best?.params)}, pruned ${m.counts.pruned ?? 0}`;
 };
 
 /** History events of each child of a sweep (the visibility store finds them by RagenSweepId). */
@@ -148,7 +148,7 @@ try {
   console.log(`asha: ${fmt(asha.manifest)}; wall ${asha.wallS.toFixed(0)} s`);
   for (const c of [...asha.manifest.children].sort((a, b) => a.index - b.index))
     console.log(
-      `  asha ${JSON.stringify(c.params)}: ${c.outcome}${c.stoppedEarly ? ` at rung ${c.stoppedEarly.rung}` : ''} ${c.successRate ?? ''} last ${JSON.stringify(c.lastIntermediate)}`,
+      `  asha ${JSON.stringify(c.params)}: ${c.outcome}${c.pruned ? ` at rung ${c.pruned.rung}` : ''} ${c.successRate ?? ''} last ${JSON.stringify(c.lastIntermediate)}`,
     );
   console.log(
     `objective spread over the grid's ${values.length}: min ${values[0]}, median ${values[values.length >> 1]}, max ${values.at(-1)}, distinct ${new Set(values).size}`,
@@ -181,7 +181,7 @@ try {
     wallSeconds: wallS,
     allocatedGpuSeconds: m.gpuUsage?.allocatedSeconds,
     busyGpuSeconds: m.gpuUsage?.busySeconds,
-    stoppedEarly: m.counts.stoppedEarly ?? 0,
+    pruned: m.counts.pruned ?? 0,
     best: m.children.find((c) => c.rank === 1),
     children: [...m.children].sort((a, b) => a.index - b.index),
   });

@@ -7,6 +7,7 @@
  * the median of N (default 100) each and the differences. Run it under the machine's Ray lock:
  *   flock /tmp/ray-test.lock npx tsx bench/dashboard-auth.ts [calls]
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, rm } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
@@ -19,7 +20,6 @@ import { loadConfig } from '../src/config.js';
 const calls = Number(process.argv[2] ?? 100);
 const config = loadConfig();
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function timed(fn: () => Promise<unknown>): Promise<number> {
   const t = performance.now();

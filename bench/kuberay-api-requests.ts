@@ -8,6 +8,7 @@
  *
  *   flock /tmp/ray-test.lock npx tsx bench/kuberay-api-requests.ts
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeRayBackend } from '../src/backends/kuberay/kuberay-backend.js';
 import { loadConfig } from '../src/config.js';
 import { startKubeEnv } from '../test/helpers/kube-env.js';
@@ -16,7 +17,6 @@ import { writeResults } from './results.js';
 
 const seconds = Number(process.env['BENCH_SECONDS'] ?? 330);
 const pollMs = Number(process.env['RAGEN_POLL_INTERVAL_MS'] ?? 2000);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const kube = await startKubeEnv({ namespace: 'ragen-bench' });
 console.log(

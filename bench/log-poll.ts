@@ -5,6 +5,7 @@
  * copy it makes is compared with Ray's own log file at the end.
  *   flock /tmp/ray-test.lock npx tsx bench/log-poll.ts [MB] [seconds]
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,7 +19,6 @@ const mb = Number(process.argv[2] ?? 200);
 const seconds = Number(process.argv[3] ?? 60);
 const config = loadConfig(process.env);
 const writer = join(import.meta.dirname, 'standins', 'log-writer.py');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sha256 = async (path: string) =>
   createHash('sha256')
     .update(await readFile(path))

@@ -6,6 +6,7 @@
  * tasks, read from the histories. The shape of scaling on this machine, not a capacity figure.
  *   flock /tmp/ray-test.lock npx tsx bench/server-throughput.ts [N=40] [workerCounts=1,2,4]
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -67,7 +68,7 @@ async function startWorker(address: string, taskQueue: string, bundlePath: strin
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   while (!out.includes('polling')) {
     if (child.exitCode !== null) throw new Error(`fake-activity worker exited with ${child.exitCode}`);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
   return child;
 }

@@ -6,6 +6,7 @@
  * checkpoints lost or changed, steps lost per restart, time from fault to detection and recovery.
  *   flock /tmp/ray-test.lock npx tsx bench/soak.ts [--runs 20] [--seed S] [--concurrency 2] [--stop-at ISO]
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -48,7 +49,6 @@ const concurrency = Number(args.concurrency);
 const stopAt = args['stop-at'] ? Date.parse(args['stop-at']) : Infinity;
 const STEPS = 24;
 const SAVE_FREQ = 4;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Sample {
   t: number;

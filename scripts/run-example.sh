@@ -6,7 +6,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-if [ ! -f dist/cli.js ] || [ -n "$(find src -newer dist/cli.js -print -quit)" ]; then
-  nice -n 5 npm run build --silent
-fi
+bash scripts/build-if-stale.sh
 exec node bin/ragen-orchestrator.js run --embedded "${1:-examples/sokoban-local.yaml}"

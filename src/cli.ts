@@ -2,7 +2,7 @@ import { CommanderError } from 'commander';
 import type { OrchestratorConfig } from './config.js';
 import { loadConfig } from './config.js';
 import { buildProgram } from './cli/program.js';
-import { type ConnectionContext, describeUserError } from './cli/user-errors.js';
+import { type ConnectionContext, describeUserError } from './user-errors.js';
 
 /**
  * The `ragen-orchestrator` command line. Exit codes: 0 success, 1 a failure (a workflow that did not

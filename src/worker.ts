@@ -12,7 +12,7 @@ import { queryStopAtCheckpointPending, signalProgress } from './progress-reporte
 import { RegistryClient } from './registry/client.js';
 import { temporalConnectionSettings } from './temporal-connection.js';
 import { workflowSource } from './workflow-code.js';
-import { describeUserError } from './cli/user-errors.js';
+import { describeUserError } from './user-errors.js';
 import { describeWorkflowStatus } from './workflow-status.js';
 
 export { workflowsPath } from './workflow-code.js';

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import type { RetryOptions } from '../errors/retry-transient.js';
 
@@ -56,7 +57,7 @@ export async function heartbeatWhile<T>(work: Promise<T>, everyMs = 5_000): Prom
 /** Wait `ms`, alive: a heartbeat with the last details, then a sleep that a cancel ends. */
 async function waitAlive(ms: number): Promise<void> {
   const ctx = currentContext();
-  if (!ctx) return new Promise((r) => setTimeout(r, ms));
+  if (!ctx) return sleep(ms);
   keepAlive(ctx);
   await ctx.sleep(ms);
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { open, stat } from 'node:fs/promises';
 import type { RayHeadApi } from '../backends/ray/dashboard-client.js';
 import { LOG_FOLLOW_INTERVAL_S } from '../backends/ray/dashboard-client.js';
@@ -71,8 +72,7 @@ export class JobLogReader {
       return { lines: '', bytesRead: 0 };
     if (options.final) {
       const until = Date.now() + FINAL_WAIT_MS;
-      while (this.stream && (Date.now() < until || Date.now() - this.lastDataAt < QUIET_MS))
-        await new Promise((r) => setTimeout(r, 50));
+      while (this.stream && (Date.now() < until || Date.now() - this.lastDataAt < QUIET_MS)) await sleep(50);
     }
     const bytesRead = this.arrivedBytes;
     const data = Buffer.concat([this.carry, ...this.arrived]);

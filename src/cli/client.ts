@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
-import { UserError, unreachableMessage } from './user-errors.js';
+import { UserError, unreachableMessage } from '../user-errors.js';
 
 /**
  * A Temporal client for one CLI command, connected with the `temporal` CLI's settings (profile file

@@ -58,7 +58,10 @@ export function addExperimentCommands(program: Command, execute: Execute): void 
     .option('--kind <kind>', 'experiment|campaign|sweep')
     .option('--sweep <sweep-id>', "a sweep's children (and the sweep)")
     .option('--campaign <campaign-id>', "a campaign's attempts (and the campaign)")
-    .option('--outcome <outcome>', 'succeeded|failed|cancelled|paused|earlyStopped')
+    .option(
+      '--outcome <outcome>',
+      'succeeded|failed|cancelled|paused|earlyStopped (the trainer stopped)|pruned (a sweep stopped it)',
+    )
     .option('--name <name>', 'spec name; a trailing * matches a prefix')
     .option('--running', 'only those still running')
     .option('--limit <n>', 'newest n (default 50)')

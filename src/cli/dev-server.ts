@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -9,8 +10,6 @@ export interface DevServer {
   address: string;
   stop(): Promise<void>;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** True when a Temporal frontend answers at the address (with the given TLS and API key, if any). */
 export async function temporalReachable(target: string | ConnectionOptions): Promise<boolean> {

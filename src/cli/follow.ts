@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
 
 /** What the follow loop shows: one line, and a bar where there is a count to reach. */
@@ -49,8 +50,6 @@ export class StatusLine {
     this.drawn = false;
   }
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Follow a workflow until it closes, showing `read()`'s view every `intervalMs`. A handle without

@@ -2,7 +2,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { type TrainHeartbeat, TrainHeartbeatSchema } from '../domain/progress.js';
 import type { WorkflowStatus } from '../domain/workflow-status.js';
-import { statusQuery } from '../workflows/definitions.js';
+import { statusQuery } from '../workflows/shared-definitions.js';
 
 /**
  * The `status` query's answer with the live training step: the train activity signals only its

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -5,7 +6,7 @@ import type { OrchestratorConfig } from '../config.js';
 import type { ExperimentSpec } from '../domain/experiment.js';
 import { runArchiveDir } from '../domain/paths.js';
 import { withClient } from './client.js';
-import { UserError } from './user-errors.js';
+import { UserError } from '../user-errors.js';
 
 const FOLLOW_INTERVAL_MS = 1_000;
 
@@ -62,7 +63,7 @@ export async function printTrainingLogs(
         console.error(`no training log yet under ${runArchiveDir(spec.storage, spec.name, workflowId)}`);
       return 0;
     }
-    await new Promise((r) => setTimeout(r, followIntervalMs));
+    await sleep(followIntervalMs);
   }
 }
 

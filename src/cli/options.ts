@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { z } from 'zod';
 import { fieldPath } from '../domain/spec-error.js';
-import { UsageError } from './user-errors.js';
+import { UsageError } from '../user-errors.js';
 
 /** A spec file that exists: a missing one is one line naming the path and the fix. */
 const SpecFile = z.string().superRefine((path, ctx) => {
@@ -40,7 +40,7 @@ const FilterValue = z
   .min(1, 'give a value')
   .regex(/^[^'"\\]+$/, 'quotes and backslashes cannot be part of a filter value');
 
-const OUTCOMES = ['succeeded', 'failed', 'cancelled', 'paused', 'earlyStopped'] as const;
+const OUTCOMES = ['succeeded', 'failed', 'cancelled', 'paused', 'earlyStopped', 'pruned'] as const;
 
 /** One zod schema per command: what commander hands over is checked here before anything runs. */
 export const CommandSchemas = {

@@ -2,10 +2,11 @@ import { type Client, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { ExperimentResultSchema } from '../domain/experiment-input.js';
+import { withPrunedName } from '../domain/pruned-name.js';
 import { runFolder } from '../domain/paths.js';
 import type { StageRecord } from '../domain/results.js';
 import type { ReportSource } from '../report/write-report.js';
-import { UserError } from './user-errors.js';
+import { UserError } from '../user-errors.js';
 
 // The workflow's own input says where its archive folder is; read loosely, so inputs of older versions still work.
 const Storage = z.object({ name: z.string(), storage: z.object({ archiveDir: z.string() }) });
@@ -46,7 +47,7 @@ async function completeStages(client: Client, workflowId: string): Promise<Stage
     if (err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure)
       result = err.cause.details?.[0];
   }
-  const parsed = ExperimentResultSchema.safeParse(result);
+  const parsed = ExperimentResultSchema.safeParse(withPrunedName(result));
   return parsed.success ? parsed.data.stages : undefined;
 }
 

@@ -6,7 +6,7 @@ import type { ReportOptions } from '../report/inputs.js';
 import { ReportInputError } from '../report/load-run.js';
 import { type ReportSource, reportHtml } from '../report/write-report.js';
 import { withClient } from './client.js';
-import { UserError } from './user-errors.js';
+import { UserError } from '../user-errors.js';
 
 export interface ReportCommandInput extends ReportOptions {
   workflowId?: string;

@@ -21,7 +21,7 @@ import { SpecError, issuesFromZod } from '../domain/spec-error.js';
 import type { SweepInput } from '../domain/sweep.js';
 import { withClient } from './client.js';
 import { experimentStart, sweepStart } from './start-options.js';
-import { UsageError } from './user-errors.js';
+import { UsageError } from '../user-errors.js';
 
 /** What a schedule starts: a sweep or a single experiment, validated and embedded at create time. */
 export type ScheduledAction =

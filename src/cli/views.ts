@@ -27,10 +27,10 @@ export function campaignView(p: CampaignProgress): FollowView {
 
 /** A sweep: running, done, failed, best so far; the bar counts finished children. */
 export function sweepView(s: SweepStatus): FollowView {
-  const done = s.succeeded + s.failed + s.cancelled + (s.stoppedEarly ?? 0);
+  const done = s.succeeded + s.failed + s.cancelled + (s.pruned ?? 0);
   const best = s.best ? `best=${s.best.value} (#${s.best.index})` : 'best=-';
   return {
-    line: `running=${s.running} done=${done}/${s.total} succeeded=${s.succeeded} failed=${s.failed}${s.cancelled ? ` cancelled=${s.cancelled}` : ''}${s.stoppedEarly ? ` stoppedEarly=${s.stoppedEarly}` : ''} ${best}${s.stoppedByFailureBudget ? ' (failure budget spent: no new starts)' : ''}`,
+    line: `running=${s.running} done=${done}/${s.total} succeeded=${s.succeeded} failed=${s.failed}${s.cancelled ? ` cancelled=${s.cancelled}` : ''}${s.pruned ? ` pruned=${s.pruned}` : ''} ${best}${s.stoppedByFailureBudget ? ' (failure budget spent: no new starts)' : ''}`,
     done,
     total: s.total,
   };

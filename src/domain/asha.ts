@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { StoppedEarly } from './experiment-input.js';
+import type { Pruning } from './experiment-input.js';
 
 /**
  * Early stopping of a sweep's children from their in-loop validations (`val-env/...` on verl's
@@ -199,7 +199,7 @@ export function schedulerStop(
   report: { index: number | undefined; step: number; metrics: Record<string, number> },
   totalSteps: number,
   stopSent: Readonly<Record<number, boolean>>,
-): { index: number; stop: StoppedEarly } | undefined {
+): { index: number; stop: Pruning } | undefined {
   const { index, step } = report;
   const value = scheduler ? report.metrics[scheduler.metric] : undefined;
   if (!scheduler || index === undefined || value === undefined) return undefined;

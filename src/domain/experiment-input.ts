@@ -27,7 +27,8 @@ export type ExperimentInput = z.infer<typeof ExperimentInputSchema>;
 
 /**
  * `paused`: a campaign's pause stopped training after a checkpoint; the cluster was torn down.
- * `earlyStopped`: RAGEN ended training on its own (`early_stopped/*`, exit 0); no validation ran.
+ * `earlyStopped`: the trainer (RAGEN) ended training on its own (`early_stopped/*`, exit 0); no validation ran.
+ * `pruned`: a sweep's scheduler (asha, median) stopped the run at a rung; checkpoints kept, no validation.
  */
 export const ExperimentOutcomeSchema = z.enum([
   'succeeded',
@@ -35,12 +36,12 @@ export const ExperimentOutcomeSchema = z.enum([
   'cancelled',
   'paused',
   'earlyStopped',
-  'stoppedEarly',
+  'pruned',
 ]);
 
-/** The sweep's scheduler stopped the run at a rung (outcome `stoppedEarly`): checkpoints kept, no validation. */
-export const StoppedEarlySchema = z.strictObject({ rung: z.number(), step: z.number(), reason: z.string() });
-export type StoppedEarly = z.infer<typeof StoppedEarlySchema>;
+/** Why a sweep's scheduler stopped the run at a rung (outcome `pruned`): checkpoints kept, no validation. */
+export const PruningSchema = z.strictObject({ rung: z.number(), step: z.number(), reason: z.string() });
+export type Pruning = z.infer<typeof PruningSchema>;
 
 /** RAGEN's early stop: the step it stopped at and the `early_stopped/<reason>` metrics it logged. */
 export const EarlyStopSchema = z.strictObject({ step: z.number(), reasons: z.array(z.string()) });
@@ -61,7 +62,7 @@ export const ExperimentResultSchema = z.strictObject({
   tracking: TrackingOutcomeSchema.optional(),
   /** GPU-seconds after teardown. */
   gpuUsage: GpuUsageSchema,
-  stoppedEarly: StoppedEarlySchema.optional(),
+  pruned: PruningSchema.optional(),
 });
 export type ExperimentResult = z.infer<typeof ExperimentResultSchema>;
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ClusterHandleSchema, RayNodeSchema } from './cluster.js';
 import { CodeCommitsSchema } from './code-commits.js';
 import { ExperimentSpecSchema } from './experiment.js';
-import { EarlyStopSchema, ExperimentOutcomeSchema, StoppedEarlySchema } from './experiment-input.js';
+import { EarlyStopSchema, ExperimentOutcomeSchema, PruningSchema } from './experiment-input.js';
 import { GpuUsageSchema } from './gpu-usage.js';
 import { EnvironmentRecordSchema } from './environment-probe.js';
 import { ImageVerificationSchema } from './image.js';
@@ -79,7 +79,7 @@ export const ManifestSchema = z.strictObject({
   /** GPU-seconds (absent in manifests of older runs); the cluster is counted until the manifest is written. */
   gpuUsage: GpuUsageSchema.optional(),
   /** A sweep's scheduler (asha, median) stopped the run: the rung, the step and why. */
-  stoppedEarly: StoppedEarlySchema.optional(),
+  pruned: PruningSchema.optional(),
   outcome: ExperimentOutcomeSchema,
   writtenAt: z.string(),
 });

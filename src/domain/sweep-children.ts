@@ -109,7 +109,7 @@ export function endedChild(
     error: paused ? 'paused by hand before validation' : undefined,
     ...gpuFields(r.gpuUsage),
     ...intermediate,
-    ...(r.stoppedEarly ? { stoppedEarly: { rung: r.stoppedEarly.rung, reason: r.stoppedEarly.reason } } : {}),
+    ...(r.pruned ? { pruned: { rung: r.pruned.rung, reason: r.pruned.reason } } : {}),
   };
 }
 

@@ -67,7 +67,7 @@ export function nextWhilePromoting(s: SweepSlots): SweepMove {
 /** The stopped children ASHA may promote: each with the rung it was stopped at. */
 export function stoppedChildren(results: readonly ChildOutcome[]): Promotable[] {
   return results.flatMap((r) =>
-    r.outcome === 'stoppedEarly' && r.stoppedEarly ? [{ index: r.index, rung: r.stoppedEarly.rung }] : [],
+    r.outcome === 'pruned' && r.pruned ? [{ index: r.index, rung: r.pruned.rung }] : [],
   );
 }
 

@@ -55,16 +55,16 @@ export function countOutcomes(children: ChildOutcome[]): {
   succeeded: number;
   failed: number;
   cancelled: number;
-  stoppedEarly?: number;
+  pruned?: number;
 } {
   const n = (o: ChildOutcome['outcome']) => children.filter((c) => c.outcome === o).length;
-  const stopped = n('stoppedEarly');
+  const pruned = n('pruned');
   return {
     succeeded: n('succeeded'),
     failed: n('failed'),
     cancelled: n('cancelled'),
     // Only sweeps with a scheduler stop children; older answers keep their shape.
-    ...(stopped > 0 ? { stoppedEarly: stopped } : {}),
+    ...(pruned > 0 ? { pruned } : {}),
   };
 }
 

@@ -159,10 +159,10 @@ export const ChildOutcomeSchema = z.strictObject({
   index: z.number().int().min(0),
   workflowId: z.string(),
   /**
-   * earlyStopped: RAGEN stopped training on its own (not a failure; no validation ran).
-   * stoppedEarly: the sweep's scheduler (asha, median) stopped it at a rung; its checkpoints are kept.
+   * earlyStopped: the trainer (RAGEN) stopped training on its own (not a failure; no validation ran).
+   * pruned: the sweep's scheduler (asha, median) stopped it at a rung; its checkpoints are kept.
    */
-  outcome: z.enum(['succeeded', 'failed', 'cancelled', 'earlyStopped', 'stoppedEarly']),
+  outcome: z.enum(['succeeded', 'failed', 'cancelled', 'earlyStopped', 'pruned']),
   successRate: z.number().optional(),
   manifestPath: z.string().optional(),
   error: z.string().optional(),
@@ -171,8 +171,8 @@ export const ChildOutcomeSchema = z.strictObject({
   busyGpuSeconds: z.number().optional(),
   /** The scheduler's metric at the child's last in-loop validation: [step, value]. */
   lastIntermediate: z.tuple([z.number(), z.number()]).optional(),
-  /** Why the scheduler stopped it (outcome stoppedEarly). */
-  stoppedEarly: z.strictObject({ rung: z.number(), reason: z.string() }).optional(),
+  /** Why the scheduler stopped it (outcome pruned). */
+  pruned: z.strictObject({ rung: z.number(), reason: z.string() }).optional(),
   /** ASHA promotions: each resumed the child (a new workflow) from its last kept checkpoint. */
   promotions: z
     .array(z.strictObject({ rung: z.number(), fromStep: z.number(), workflowId: z.string() }))
@@ -217,7 +217,7 @@ export const SweepResultSchema = z.strictObject({
   succeeded: z.number(),
   failed: z.number(),
   cancelled: z.number(),
-  stoppedEarly: z.number().optional(),
+  pruned: z.number().optional(),
   notStarted: z.number(),
   stoppedByFailureBudget: z.boolean(),
   /** Runs of the workflow (1 + continue-as-new count). */
@@ -240,7 +240,7 @@ export const SweepStatusSchema = z.strictObject({
   succeeded: z.number(),
   failed: z.number(),
   cancelled: z.number(),
-  stoppedEarly: z.number().optional(),
+  pruned: z.number().optional(),
   stoppedByFailureBudget: z.boolean(),
   runs: z.number(),
   best: z.strictObject({ index: z.number(), workflowId: z.string(), value: z.number() }).optional(),
@@ -268,7 +268,7 @@ export const SweepManifestSchema = z.strictObject({
     succeeded: z.number(),
     failed: z.number(),
     cancelled: z.number(),
-    stoppedEarly: z.number().optional(),
+    pruned: z.number().optional(),
     notStarted: z.number(),
   }),
   stoppedByFailureBudget: z.boolean(),

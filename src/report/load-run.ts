@@ -15,6 +15,7 @@ import {
   type SweepData,
   SweepManifestSchema,
 } from './inputs.js';
+import { withPrunedName } from '../domain/pruned-name.js';
 
 /** A file the report needs could not be used: the message names the file and why. */
 export class ReportInputError extends Error {
@@ -48,7 +49,8 @@ async function readJson(path: string): Promise<unknown | undefined> {
 async function readParsed<S extends z.ZodType>(path: string, schema: S, what: string): Promise<z.output<S>> {
   const raw = await readJson(path);
   if (raw === undefined) throw new ReportInputError(`no ${what} at ${path}`);
-  const parsed = schema.safeParse(raw);
+  // Manifests written before 1.1 name a pruned run `stoppedEarly`.
+  const parsed = schema.safeParse(withPrunedName(raw));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new ReportInputError(

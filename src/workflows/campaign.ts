@@ -39,7 +39,7 @@ import {
   progressOf,
 } from './campaign-run.js';
 import { workflowNowIso } from './clock.js';
-import { progressSignal, stopAtNextCheckpointSignal } from './definitions.js';
+import { stopAtNextCheckpointSignal } from './experiment-definitions.js';
 import type { experiment } from './experiment.js';
 import { unwrapFailure } from './failure-info.js';
 import { metricsSeriesPath, runArchiveDir } from '../domain/paths.js';
@@ -51,8 +51,9 @@ import {
 } from './policies.js';
 import { SearchAttributes as K, startSearchAttributes } from './search-attributes.js';
 import { sumGpuUsage } from '../domain/gpu-usage.js';
+import { withPrunedName } from '../domain/pruned-name.js';
 import { logStage } from './stage-log.js';
-import { statusQuery } from './status-query.js';
+import { progressSignal, statusQuery } from './shared-definitions.js';
 import { notifyTargets } from './notify.js';
 import { trackParent } from './tracking.js';
 import { ErrorTypes } from '../domain/error-types.js';
@@ -86,10 +87,10 @@ export async function campaign(input: CampaignInput): Promise<CampaignResult> {
         run.outcome = 'succeeded';
         break;
       }
-      const stoppedEarly = earlyStopReason(run);
-      if (stoppedEarly) {
+      const trainerStop = earlyStopReason(run);
+      if (trainerStop) {
         run.outcome = 'earlyStopped';
-        run.reason = stoppedEarly;
+        run.reason = trainerStop;
         break;
       }
       failIfNoAttemptLeft(run);
@@ -333,13 +334,13 @@ async function runAttempt(
 /** The child's result, or what its failure carries (a failed experiment's result is in its details). */
 async function attemptEnding(child: Child): Promise<AttemptEnding & { cancellation?: unknown }> {
   try {
-    const result = await child.result();
+    const result = withPrunedName(await child.result());
     const message =
       result.outcome === 'paused' || result.outcome === 'earlyStopped'
         ? (result.training.error ?? result.outcome)
         : `step ${result.training.finalStep}`;
-    // Only a sweep's scheduler stops a run early; a campaign never asks, so this is a stop from outside.
-    const outcome = result.outcome === 'stoppedEarly' ? 'cancelled' : result.outcome;
+    // Only a sweep's scheduler prunes a run; a campaign never asks, so this is a stop from outside.
+    const outcome = result.outcome === 'pruned' ? 'cancelled' : result.outcome;
     return { result, outcome, ended: { type: result.outcome, message } };
   } catch (err) {
     const f = unwrapFailure(err);

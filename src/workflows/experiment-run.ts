@@ -7,7 +7,7 @@ import type {
   ExperimentInput,
   ExperimentResult,
   ExperimentStatus,
-  StoppedEarly,
+  Pruning,
 } from '../domain/experiment-input.js';
 import { codeCommits } from '../domain/code-commits.js';
 import { workerGpus } from '../domain/experiment.js';
@@ -63,8 +63,8 @@ export interface ExperimentRun {
   stopAfterCheckpoint?: number;
   pausedAtCheckpoint: boolean;
   /** A sweep's scheduler asked this run to stop (signal), and whether training was stopped for it. */
-  stopRequest?: StoppedEarly;
-  stoppedEarly?: StoppedEarly;
+  stopRequest?: Pruning;
+  pruned?: Pruning;
   /** Why the run failed or was cancelled; undefined while it has not. */
   failure?: unknown;
   outcome?: ExperimentResult['outcome'];
@@ -160,7 +160,7 @@ export function buildManifestDraft(run: ExperimentRun): ManifestDraft {
     stages: run.stages.map((s) => ({ ...s })),
     // The archive's own record starts now: the cluster (torn down next) counts until this time.
     gpuUsage: gpuUsageOfStages(run.stages, workerGpus(spec), run.stages.at(-1)?.startedAt ?? '', spec.cost),
-    ...(run.stoppedEarly ? { stoppedEarly: run.stoppedEarly } : {}),
+    ...(run.pruned ? { pruned: run.pruned } : {}),
     outcome: run.outcome ?? 'failed',
   };
 }
@@ -187,6 +187,6 @@ export function experimentResult(run: ExperimentRun): ExperimentResult {
       run.stages.at(-1)?.endedAt ?? run.stages.at(-1)?.startedAt ?? '',
       run.input.spec.cost,
     ),
-    ...(run.stoppedEarly ? { stoppedEarly: run.stoppedEarly } : {}),
+    ...(run.pruned ? { pruned: run.pruned } : {}),
   };
 }

@@ -19,13 +19,12 @@ import { waitForAdmission } from './admission.js';
 import { withDeadline } from './deadline.js';
 import {
   lastStepQuery,
-  progressSignal,
+  pruneSignal,
   stageQuery,
-  statusQuery,
   stopAtCheckpointPendingQuery,
   stopAtNextCheckpointSignal,
-  stopEarlySignal,
-} from './definitions.js';
+} from './experiment-definitions.js';
+import { progressSignal, statusQuery } from './shared-definitions.js';
 import { intermediateResultSignal } from './sweep-definitions.js';
 import {
   type ExperimentRun,
@@ -120,7 +119,7 @@ function answerQueriesAndSignals(run: ExperimentRun): void {
         .catch(() => undefined);
     }
   });
-  setHandler(stopEarlySignal, (why) => {
+  setHandler(pruneSignal, (why) => {
     run.stopRequest ??= why;
   });
   setHandler(stopAtNextCheckpointSignal, () => {
@@ -172,8 +171,8 @@ async function withinRunDeadline(run: ExperimentRun, pipeline: () => Promise<voi
       ? outcomeOf(run.failure)
       : run.pausedAtCheckpoint
         ? 'paused'
-        : run.stoppedEarly
-          ? 'stoppedEarly'
+        : run.pruned
+          ? 'pruned'
           : run.earlyStopped
             ? 'earlyStopped'
             : 'succeeded';
@@ -273,7 +272,7 @@ async function trainStage(run: ExperimentRun): Promise<boolean> {
     )
     .then(() => {
       // A sweep's scheduler stops at once: the rung's checkpoint (if any) is on disk already.
-      if (run.stopRequest !== undefined) run.stoppedEarly = run.stopRequest;
+      if (run.stopRequest !== undefined) run.pruned = run.stopRequest;
       else run.pausedAtCheckpoint = true;
       trainScope.cancel();
     })
@@ -310,10 +309,10 @@ async function trainStage(run: ExperimentRun): Promise<boolean> {
     }
     return true;
   } catch (err) {
-    if (run.stoppedEarly && isCancellation(err)) {
+    if (run.pruned && isCancellation(err)) {
       Object.assign(training, {
         outcome: 'cancelled',
-        error: `stopped early at step ${run.status.lastStep} (rung ${run.stoppedEarly.rung}): ${run.stoppedEarly.reason}`,
+        error: `stopped early at step ${run.status.lastStep} (rung ${run.pruned.rung}): ${run.pruned.reason}`,
       });
       return false;
     }
@@ -394,7 +393,7 @@ function markDone(run: ExperimentRun): void {
 async function notifyEnding(run: ExperimentRun): Promise<void> {
   const outcome = run.outcome ?? 'failed';
   // Stopped by a sweep's scheduler: only a sweep's child ends so, and the sweep tells.
-  if (outcome === 'stoppedEarly') return;
+  if (outcome === 'pruned') return;
   const reason = run.failure !== undefined ? unwrapFailure(run.failure).message : run.training.error;
   const { name, notify } = run.input.spec;
   await notifyTargets(

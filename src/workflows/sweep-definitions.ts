@@ -9,7 +9,7 @@ import type { SweepStatus } from '../domain/sweep.js';
  */
 
 /** `status` is answered by every workflow kind; for a sweep its `kind` is 'sweep'. */
-export { statusQuery } from './status-query.js';
+export { statusQuery } from './shared-definitions.js';
 
 /** The sweep workflow's progress query (running, done, failed, best so far), shared with the CLI. */
 export const sweepStatusQuery = defineQuery<SweepStatus>('sweepStatus');

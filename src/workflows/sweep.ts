@@ -43,7 +43,8 @@ import {
 } from '../domain/sweep-next.js';
 import { bestChild, countOutcomes } from '../domain/sweep-results.js';
 import { workflowNowIso } from './clock.js';
-import { stopEarlySignal } from './definitions.js';
+import { pruneSignal } from './experiment-definitions.js';
+import { withPrunedName } from '../domain/pruned-name.js';
 import { unwrapFailure } from './failure-info.js';
 import { notifyTargets } from './notify.js';
 import { archiveSweep, latestCompleteCheckpoint } from './policies.js';
@@ -105,7 +106,8 @@ export async function sweep(rawInput: SweepInput): Promise<SweepResult> {
 
 /** A thrown ZodError would fail the workflow task forever; bad input fails the sweep once, clearly. */
 function parseSweepInput(raw: SweepInput): ParsedSweepInput {
-  const parsed = SweepInputSchema.safeParse(raw);
+  // A sweep carried across continue-as-new by 1.0 names its pruned children `stoppedEarly`.
+  const parsed = SweepInputSchema.safeParse(withPrunedName(raw));
   if (parsed.success) return parsed.data;
   throw ApplicationFailure.create({
     type: ErrorTypes.InvalidSpec,
@@ -147,7 +149,7 @@ function answerQueriesUpdatesAndSignals(run: SweepRun): void {
     if (!order) return;
     run.stopSent[order.index] = true;
     getExternalWorkflowHandle(r.workflowId)
-      .signal(stopEarlySignal, order.stop)
+      .signal(pruneSignal, order.stop)
       .catch(() => undefined);
   });
 }
@@ -220,10 +222,11 @@ async function runChild(run: SweepRun, index: number, promotion?: Promotion): Pr
   run.indexOfRunning[workflowId] = index;
   run.stopSent[index] = false;
   try {
-    const r = await executeChild<(i: ExperimentInput) => Promise<ExperimentResult>>(
+    const answer = await executeChild<(i: ExperimentInput) => Promise<ExperimentResult>>(
       run.input.childWorkflowType,
       childOptions(run, index, workflowId, applied.spec, promotion),
     );
+    const r = withPrunedName(answer); // a child that ran on 1.0 code answers `stoppedEarly`
     record(run, endedChild(index, workflowId, r, lastIntermediateOf(run.scheduler, index)), promotion);
   } catch (err) {
     // A failed child carries its experiment result in the failure details, if it got that far.
@@ -231,7 +234,7 @@ async function runChild(run: SweepRun, index: number, promotion?: Promotion): Pr
     const ended = {
       cancelled: failure.cancelled,
       message: failure.message,
-      result: failure.details[0] as ExperimentResult | undefined,
+      result: withPrunedName(failure.details[0] as ExperimentResult | undefined),
     };
     record(run, failedChild(index, workflowId, ended, lastIntermediateOf(run.scheduler, index)), promotion);
   } finally {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { chmod, copyFile, cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -190,7 +191,7 @@ describe('all-reduce probe shipped as runtime_env py_modules (real local Ray, a 
     assert.deepEqual(await head.submitJob('auth-good', driver, {}), { created: true });
     let job = await head.job('auth-good');
     for (let i = 0; i < 120 && job && !TERMINAL_JOB_STATES.has(job.status); i++) {
-      await new Promise((r) => setTimeout(r, 500));
+      await sleep(500);
       job = await head.job('auth-good');
     }
     assert.equal(job?.status, 'SUCCEEDED', job?.message);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -63,7 +64,7 @@ describe('W&B through the trainer', () => {
         wandb: { workflowId: 'camp-1-a1', campaignId: 'camp-1' },
       };
       const running = new MockActivityEnvironment().run(train, input);
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
       head.logs = 'step:20 - critic/score/mean:3\n';
       await writeFile(join(dir, 'latest_checkpointed_iteration.txt'), '20');
       head.status = 'SUCCEEDED';

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -52,10 +53,10 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
       checkpointDir: dir,
       resume: { mode: 'disable' as const },
     });
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     head.logs = 'step:1 - critic/score/mean:1\nstep:10 - critic/score/mean:2\n';
     await writeFile(join(dir, 'latest_checkpointed_iteration.txt'), '10');
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     head.logs += 'step:20 - critic/score/mean:3\n';
     await writeFile(join(dir, 'latest_checkpointed_iteration.txt'), '20');
     head.status = 'SUCCEEDED';
@@ -214,7 +215,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
     const env = new MockActivityEnvironment({ heartbeatDetails: waiting });
     const resume = { mode: 'resume_path' as const, path: `${dir}/global_step_10` };
     const running = env.run(createTrain(deps(head)), { spec, handle, checkpointDir: dir, resume });
-    await new Promise((r) => setTimeout(r, 150));
+    await sleep(150);
     assert.deepEqual(head.stopped, [], 'still within firstStepSeconds: not stopped');
     env.cancel();
     await assert.rejects(running, (err) => err instanceof CancelledFailure);
@@ -263,7 +264,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
     for (let step = 1; step <= 12; step++) {
       head.logs += `(TaskRunner pid=1) step:${step} - critic/score/mean:${step % 5} - actor/loss:${1 / step}\nnoise ${step}\n`;
       if (step === 10) await writeFile(join(dir, 'latest_checkpointed_iteration.txt'), '10');
-      await new Promise((r) => setTimeout(r, 30));
+      await sleep(30);
     }
     head.logs += 'a last line without newline';
     first.cancel(); // the worker goes away mid-run
@@ -342,7 +343,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
       checkpointDir: dir,
       resume: { mode: 'disable' as const },
     });
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     env.cancel();
     await assert.rejects(running, (err) => err instanceof CancelledFailure);
     assert.deepEqual(head.stopped, ['c-a0-train-0']);

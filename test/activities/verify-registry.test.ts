@@ -10,7 +10,8 @@ import { REGISTRY_UNAVAILABLE } from '../../src/registry/errors.js';
 import { RAY_VERSION_LABEL } from '../../src/registry/ray-version.js';
 import { fakeBackend, readyCluster } from '../helpers/fake-ray-head.js';
 import { pushImage, pushIndex } from '../helpers/oci-images.js';
-import { type RunningRegistry, freePort, startRegistry } from '../helpers/oci-registry.js';
+import { freePorts } from '../../src/backends/local/ports.js';
+import { type RunningRegistry, startRegistry } from '../helpers/oci-registry.js';
 import {
   type StandInServer,
   startDigestRewritingProxyStandIn,
@@ -266,7 +267,7 @@ describe('verify against a real Distribution registry on loopback', () => {
     const err5xx = await failure(verify({ spec: spec(`${broken.host}/ragen@${digests['labelled']}`) }));
     assertRetryable(err5xx);
     assert.match(err5xx.message, /answered HTTP 503/);
-    const closed = `127.0.0.1:${await freePort()}`;
+    const closed = `127.0.0.1:${(await freePorts(1))[0]}`;
     const errDown = await failure(verify({ spec: spec(`${closed}/ragen@${digests['labelled']}`) }));
     assertRetryable(errDown);
     assert.match(errDown.message, new RegExp(`registry ${closed} unreachable.*ECONNREFUSED`));

@@ -4,6 +4,7 @@
  * left, every checkpoint completed before the fault still there with the same hash, the right final
  * step, the right outcome in the campaign manifest. Numbers for the report are printed, not asserted.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
@@ -205,7 +206,7 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     const before = await completedCheckpointHashes(h.checkpointDir(spec, id));
     const killedAt = Date.now();
     await h.killWorker();
-    await new Promise((r) => setTimeout(r, 2000));
+    await sleep(2000);
     await h.startWorker();
     const restartedAt = Date.now();
     // The Ray job went on without the worker; the same cluster (same processes) is still the only one.
@@ -234,7 +235,7 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     assert.deepEqual(await h.clustersOf(`${id}-a1`), [], 'no cluster while paused');
     assert.deepEqual(await rayProcesses(), [], 'no Ray process (no GPU held) while paused');
     const before = await completedCheckpointHashes(h.checkpointDir(spec, id));
-    await new Promise((r) => setTimeout(r, 2000));
+    await sleep(2000);
     assert.equal((await handle.query<{ phase: string }>('progress')).phase, 'paused', 'it waits');
     await handle.signal('resume');
     const { result, error } = await outcomeOf(handle);
@@ -262,7 +263,7 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
         const now = await child.query<string>('stage').catch(() => '');
         if (now === stage) break;
         assert.ok(Date.now() < deadline, `stage ${stage} not reached (at ${now})`);
-        await new Promise((r) => setTimeout(r, 200));
+        await sleep(200);
       }
       if (stage === 'train')
         await h.waitForProgress(handle, (p) => p.lastCheckpointStep >= 2, 'checkpoint 2');
@@ -317,7 +318,7 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     const before = await completedCheckpointHashes(h.checkpointDir(spec, id));
     const stoppedAt = Date.now();
     await h.stopServer();
-    await new Promise((r) => setTimeout(r, 3000));
+    await sleep(3000);
     await h.startServer();
     const downFor = (Date.now() - stoppedAt) / 1000;
     const { result, error } = await outcomeOf(handle);

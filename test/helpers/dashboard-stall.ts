@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readFile } from 'node:fs/promises';
 import { activityRetry } from '../../src/activities/heartbeat-loop.js';
 import { type RayHeadApi, RayDashboardClient } from '../../src/backends/ray/dashboard-client.js';
@@ -9,8 +10,6 @@ import type { RetryEvent } from '../../src/errors/retry-transient.js';
  * is stopped with SIGSTOP and continued with SIGCONT. The activities talk to it through the real
  * client; this only picks the moments. Used by the local and the kuberay stall tests.
  */
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function cmdline(pid: number): Promise<string> {
   return (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).replace(/\0/g, ' ');

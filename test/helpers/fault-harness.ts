@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, open, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,8 +14,6 @@ import type { ExperimentSpec } from '../../src/domain/experiment.js';
 import { runCheckpointDir } from '../../src/domain/paths.js';
 import type { campaign } from '../../src/workflows/campaign.js';
 import { testInput, testSpec } from './specs.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The real stack for fault injection: a Temporal dev server with a database file (so it can be

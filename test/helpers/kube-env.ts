@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
@@ -19,7 +20,6 @@ import { IMAGE_USER } from './kubelet-standin/pod-spec.js';
 import { type RunningOperator, operatorBinary, startKubeRayOperator } from './kuberay-operator.js';
 
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * A real Kubernetes control plane for tests: etcd, kube-apiserver and the KubeRay operator v1.5.0,

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
@@ -14,8 +15,6 @@ export interface RunningOperator {
   logPath: string;
   stop(): Promise<void>;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function operatorBinary(kuberayBin: string): string | undefined {
   const bin = join(kuberayBin, 'kuberay-operator');

@@ -1,17 +1,10 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePorts } from '../../src/backends/local/ports.js';
 import { loadConfig } from '../../src/config.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /**
  * A real `mlflow server` from the venv (PyPI mlflow, pinned in requirements.txt): SQLite backend
@@ -21,7 +14,7 @@ async function freePort(): Promise<number> {
  */
 export async function startMlflowServer(): Promise<{ uri: string; dir: string; stop(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'mlflow-'));
-  const port = await freePort();
+  const [port] = (await freePorts(1)) as [number];
   const mlflow = join(loadConfig().RAGEN_VENV, 'bin', 'mlflow');
   const child: ChildProcess = spawn(
     mlflow,
@@ -69,6 +62,6 @@ export async function startMlflowServer(): Promise<{ uri: string; dir: string; s
       await stop();
       throw new Error(`mlflow server did not answer on ${uri}: ${log}`);
     }
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
   }
 }

@@ -1,9 +1,10 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePorts } from '../../src/backends/local/ports.js';
 
 /**
  * A real Distribution registry (Debian's docker-registry package, installed by scripts/setup.sh)
@@ -21,19 +22,6 @@ export type RegistryAuthMode =
   | { kind: 'htpasswd'; username: string; password: string }
   | { kind: 'token'; realm: string; service: string; issuer: string; rootCertBundle: string };
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
 function authSection(auth: RegistryAuthMode, dir: string): string {
   if (auth.kind === 'htpasswd')
     return `auth:\n  htpasswd:\n    realm: test-registry\n    path: ${join(dir, 'htpasswd')}\n`;
@@ -45,7 +33,7 @@ function authSection(auth: RegistryAuthMode, dir: string): string {
 
 export async function startRegistry(auth: RegistryAuthMode = { kind: 'none' }): Promise<RunningRegistry> {
   const dir = await mkdtemp(join(tmpdir(), 'oci-registry-'));
-  const port = await freePort();
+  const [port] = (await freePorts(1)) as [number];
   if (auth.kind === 'htpasswd') {
     // bcrypt, the only hash the registry accepts; htpasswd comes from apache2-utils.
     await promisify(execFile)('htpasswd', ['-Bbc', join(dir, 'htpasswd'), auth.username, auth.password]);
@@ -68,7 +56,7 @@ export async function startRegistry(auth: RegistryAuthMode = { kind: 'none' }): 
     );
     if (ok) break;
     if (Date.now() > deadline) throw new Error(`docker-registry did not answer on ${host}: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   return {
     host,

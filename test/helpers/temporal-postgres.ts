@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, open, readFile, rm } from 'node:fs/promises';
@@ -7,7 +8,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import { logTail } from '../../src/domain/log-tail.js';
-import { freePortsBelow } from '../../src/backends/local/ports.js';
+import { freePorts } from '../../src/backends/local/ports.js';
 import { REPO_ROOT } from '../../src/config.js';
 import { registerSearchAttributes, temporalReachable } from '../../src/cli/dev-server.js';
 import { temporalServerVersions } from './temporal-versions.js';
@@ -31,7 +32,6 @@ export interface PostgresTemporal {
 }
 
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PG_USER = 'temporal';
 const SERVER_ROOT = join(REPO_ROOT, 'deploy/temporal');
 
@@ -117,7 +117,7 @@ export async function startPostgresTemporal(opts: { namespace?: string } = {}): 
 
   // Below 32768: Temporal's PostgreSQL schema keeps a membership port as SMALLINT
   // (cluster_membership.rpc_port); a port from the ephemeral range stops the server at start.
-  const [pgPort, ...ports] = await freePortsBelow(10, 32_768);
+  const [pgPort, ...ports] = await freePorts(10, { below: 32_768 });
   const serverEnv = {
     ...process.env,
     POSTGRES_SEEDS: '127.0.0.1',

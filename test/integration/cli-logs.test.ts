@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { appendFile, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -38,9 +39,9 @@ describe('logs <workflow id> on the real dev server', () => {
 
     const followed: string[] = [];
     const following = printTrainingLogs(env.client, 'default', workflowId, true, write(followed), 100);
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     await appendFile(copy, 'step:2 - r:2\n');
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     await appendFile(copy, 'step:3 - r:3\n'); // written as the workflow closes: still printed
     await handle.terminate('test done');
     await following;

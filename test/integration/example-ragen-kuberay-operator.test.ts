@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -129,7 +130,7 @@ describe('examples/ragen-sokoban-kuberay.yaml through the real KubeRay operator 
         while (!done && seen.length === 0) {
           const pods = (await core.listNamespacedPod({ namespace: kube.namespace })).items;
           if (pods.length === 3) seen.push(...pods);
-          await new Promise((r) => setTimeout(r, 500));
+          await sleep(500);
         }
       })();
       const r = await handle.result();
@@ -162,8 +163,7 @@ describe('examples/ragen-sokoban-kuberay.yaml through the real KubeRay operator 
       assert.ok(c.volumeMounts?.some((m) => m.mountPath === '/dev/shm'));
       assert.ok(c.volumeMounts?.some((m) => m.mountPath === kube.storageDir));
     }
-    for (let i = 0; i < 100 && (await rayProcesses()).length > 0; i++)
-      await new Promise((r) => setTimeout(r, 200));
+    for (let i = 0; i < 100 && (await rayProcesses()).length > 0; i++) await sleep(200);
     assert.deepEqual(await rayProcesses(), [], 'no Ray process is left');
   });
 });

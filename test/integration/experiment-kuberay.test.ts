@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -50,7 +51,6 @@ let storage: string;
 /** A real Distribution registry on loopback holding the image the specs name: verify reads it. */
 let registry: RunningRegistry;
 let image = '';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const exec = promisify(execFile);
 const isWorker = (pod: V1Pod) => pod.metadata?.labels?.['ray.io/node-type'] === 'worker';
 /** The RayClusters whose Pods the kubelet started, in order (a re-create would show twice). */

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { execFile } from 'node:child_process';
@@ -57,7 +58,6 @@ const owner = (attempt = 0, workflowId = 'wf-lifecycle') => ({
 const backendFor = (kubeconfig: string) =>
   new KubeRayBackend({ namespace: ns, kubeconfig, dashboard: 'service', python: 'python', pollMs: 200 });
 const exec = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Resolves once the API server's port refuses connections (a restart has stopped it). */
 async function apiServerDown(): Promise<void> {

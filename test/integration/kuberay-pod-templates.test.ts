@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -27,7 +28,6 @@ let core: CoreV1Api;
 let custom: CustomObjectsApi;
 let backend: KubeRayBackend;
 const ns = 'ragen-templates';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const owner = (workflowId: string) => ({
   experiment: 'sokoban-test',
   workflowId,

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
@@ -18,7 +19,6 @@ let kube: KubeEnv;
 let core: CoreV1Api;
 const ns = 'ragen-pods';
 const IMAGE = `127.0.0.1:5999/ragen@sha256:${'c'.repeat(64)}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 before(async () => {
   kube = await startKubeEnv({ namespace: ns });

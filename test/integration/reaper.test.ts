@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -120,7 +121,7 @@ describe('reaper (real dev server, local backend)', () => {
         i < 240 && (await handle.query<{ stage: string; lastStep: number }>('status')).lastStep < 1;
         i++
       )
-        await new Promise((r) => setTimeout(r, 500));
+        await sleep(500);
       const status = await handle.query<{ stage: string }>('status');
       assert.equal(status.stage, 'train');
       const terminatedAt = Date.now();

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -21,7 +22,6 @@ import { seedSweep, sweepInput } from '../helpers/sweeps.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
 
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const FAILING_SEED = 666;
 
 let env: TestWorkflowEnvironment;

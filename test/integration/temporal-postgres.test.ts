@@ -4,6 +4,7 @@
  * During training one worker is killed with SIGKILL and then the server and PostgreSQL are
  * restarted; the sweep's children must finish as if nothing happened, on the surviving worker.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -25,7 +26,6 @@ import { sweepInput } from '../helpers/sweeps.js';
 import { type PostgresTemporal, startPostgresTemporal } from '../helpers/temporal-postgres.js';
 import { uniqueId, workflowBundle } from '../helpers/temporal.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const EventType = proto.temporal.api.enums.v1.EventType;
 const taskQueue = `pg-topology-${process.pid}`;
 const runRoot = `/tmp/ro-pg-${process.pid}`;

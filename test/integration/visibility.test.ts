@@ -1,18 +1,20 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import puppeteer from 'puppeteer-core';
+import { freePorts } from '../../src/backends/local/ports.js';
 import { REPO_ROOT, loadConfig } from '../../src/config.js';
 import { listQuery } from '../../src/cli/list-query.js';
 import { listWorkflows } from '../../src/cli/list.js';
 import { experimentStart, sweepStart } from '../../src/cli/start-options.js';
-import { progressSignal, stageQuery } from '../../src/workflows/definitions.js';
+import { stageQuery } from '../../src/workflows/experiment-definitions.js';
+import { progressSignal } from '../../src/workflows/shared-definitions.js';
 import { SearchAttributes as K } from '../../src/workflows/search-attributes.js';
 import { fakeActivities, heartbeatUntilCancelled } from '../helpers/fake-activities.js';
 import { testInput, testSpec } from '../helpers/specs.js';
@@ -20,16 +22,6 @@ import { seedSweep, sweepInput } from '../helpers/sweeps.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
 
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A free TCP port for the UI (the dev server's gRPC port is picked by the SDK). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 async function eventually<T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -54,7 +46,8 @@ describe('search attributes, summary, details, list and the Temporal UI (real de
   let live: WorkflowHandleWithFirstExecutionRunId;
 
   before(async () => {
-    uiPort = await freePort();
+    // A free TCP port for the UI (the dev server's gRPC port is picked by the SDK).
+    [uiPort] = (await freePorts(1)) as [number];
     env = await devServerEnv({ uiPort });
     address = env.address;
     const total = testSpec().trainer.totalTrainingSteps;

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -15,7 +16,6 @@ import { testInput, testSpec } from '../helpers/specs.js';
 import { devServerEnv, uniqueId } from '../helpers/temporal.js';
 
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let env: TestWorkflowEnvironment;
 let dir: string;

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, type Client } from '@temporalio/client';
 import type { Activities } from '../../src/activities/index.js';
@@ -89,8 +90,8 @@ export const sweepScenarios: Record<string, Scenario> = {
         return { latest, checkpoints: [{ step: 2, sha256: latest.sha256 }], untrusted: [] };
       },
     }).activities,
-    // A child stopped by the scheduler: the experiment's stopEarly path.
-    children: (result) => byOutcome('stoppedEarly')(result).slice(0, 1),
+    // A child stopped by the scheduler: the experiment's prune path (signal 'stopEarly').
+    children: (result) => byOutcome('pruned')(result).slice(0, 1),
   }),
 
   'sweep-failure-budget-exhausted': () => ({
@@ -131,7 +132,7 @@ export const sweepScenarios: Record<string, Scenario> = {
           const ctx = Context.current();
           while (held) {
             ctx.heartbeat();
-            await new Promise((r) => setTimeout(r, 20));
+            await sleep(20);
           }
           const total = spec.trainer.totalTrainingSteps;
           return { finalStep: total, lastCheckpointStep: total, lastMetrics: {}, entrypoint: [] };

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -182,7 +183,7 @@ describe('retryTransient', () => {
           maxDelayMs: 20,
           wait: async (ms) => {
             waits.push(ms);
-            await new Promise((r) => setTimeout(r, ms));
+            await sleep(ms);
           },
         },
       ),

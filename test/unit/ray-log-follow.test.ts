@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,7 +29,7 @@ describe('followBytes (a streamed log over HTTP)', () => {
           },
         ).catch(reject);
       });
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
       assert.equal(chunks.join(''), 'line 1\nline 2\npartial');
       assert.ok(chunks.length >= 2, 'the first chunk came before the answer ended');
       assert.equal(ends, 1);

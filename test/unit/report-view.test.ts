@@ -8,7 +8,7 @@ import { REPO_ROOT } from '../../src/config.js';
 import { describe, it } from 'node:test';
 import { parseCommand, CommandSchemas } from '../../src/cli/options.js';
 import { sourceFromInput } from '../../src/cli/report-locate.js';
-import { UsageError } from '../../src/cli/user-errors.js';
+import { UsageError } from '../../src/user-errors.js';
 import { attemptMarkers, stitchedCurves } from '../../src/report/campaign-view.js';
 import { alignCurves } from '../../src/report/curves.js';
 import { experimentReport } from '../../src/report/experiment-view.js';

@@ -64,23 +64,23 @@ describe("a sweep child's row (pure, table)", () => {
         2,
         's-2',
         result({
-          outcome: 'stoppedEarly',
+          outcome: 'pruned',
           validation: { outcome: 'skipped' },
-          stoppedEarly: { rung: 2, step: 3, reason: 'behind' },
+          pruned: { rung: 2, step: 3, reason: 'behind' },
         }),
         { lastIntermediate: [2, 0.4] },
       ),
       {
         index: 2,
         workflowId: 's-2',
-        outcome: 'stoppedEarly',
+        outcome: 'pruned',
         successRate: undefined,
         manifestPath: '/a/manifest.json',
         error: undefined,
         gpuSeconds: 100,
         busyGpuSeconds: 60,
         lastIntermediate: [2, 0.4],
-        stoppedEarly: { rung: 2, reason: 'behind' },
+        pruned: { rung: 2, reason: 'behind' },
       },
     ],
     [
@@ -132,7 +132,7 @@ describe("a sweep child's row (pure, table)", () => {
   const promotions: [string, ChildOutcome, ChildOutcome, ChildOutcome][] = [
     [
       'GPU-seconds of both runs, the promotion listed',
-      { index: 1, workflowId: 's-1', outcome: 'stoppedEarly', gpuSeconds: 10, busyGpuSeconds: 4 },
+      { index: 1, workflowId: 's-1', outcome: 'pruned', gpuSeconds: 10, busyGpuSeconds: 4 },
       { index: 1, workflowId: 's-1-p2', outcome: 'succeeded', gpuSeconds: 30, busyGpuSeconds: 20 },
       {
         index: 1,
@@ -148,7 +148,7 @@ describe("a sweep child's row (pure, table)", () => {
       {
         index: 1,
         workflowId: 's-1-p2',
-        outcome: 'stoppedEarly',
+        outcome: 'pruned',
         gpuSeconds: 10,
         promotions: [{ rung: 2, fromStep: 2, workflowId: 's-1-p2' }],
       },

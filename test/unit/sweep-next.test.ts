@@ -74,9 +74,9 @@ describe('ASHA promotion candidates from the sweep rows (pure)', () => {
     index,
     workflowId: `s-${index}`,
     outcome,
-    ...(rung === undefined ? {} : { stoppedEarly: { rung, reason: 'r' } }),
+    ...(rung === undefined ? {} : { pruned: { rung, reason: 'r' } }),
   });
-  const rows = [row(0, 'succeeded'), row(1, 'stoppedEarly', 2), row(2, 'failed'), row(3, 'stoppedEarly', 4)];
+  const rows = [row(0, 'succeeded'), row(1, 'pruned', 2), row(2, 'failed'), row(3, 'pruned', 4)];
   // Rung 2 holds four values: keep 2; child 1 (0.5) has one ahead of it (0.9).
   const state = {
     ...emptySchedulerState(),

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -274,7 +275,7 @@ describe('experiment workflow (time-skipping server, fake activities)', () => {
           const handle = env.client.workflow.getHandle(workflowId);
           for (let i = 0; i < 100; i++) {
             if ((await handle.query<string>('stage')) === stage) break;
-            await new Promise((r) => setTimeout(r, 100));
+            await sleep(100);
           }
           await handle.cancel();
         },

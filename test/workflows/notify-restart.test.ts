@@ -4,6 +4,7 @@
  * server (a restart there is a real replay by a worker with an empty cache), stand-in trainer and
  * storage, the real notify activity posting to a local receiver that counts every POST (no dedup).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -17,8 +18,6 @@ import { fakeCampaignWorld } from '../helpers/fake-campaign-world.js';
 import { Receiver } from '../helpers/notify-receiver.js';
 import { testInput, testSpec } from '../helpers/specs.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let env: TestWorkflowEnvironment;
 const receiver = new Receiver();

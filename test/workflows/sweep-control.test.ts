@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Context } from '@temporalio/activity';
@@ -30,7 +31,7 @@ const until = async (what: string, ok: () => boolean, ms = 20_000) => {
   const end = Date.now() + ms;
   while (!ok()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
 };
 
@@ -51,7 +52,7 @@ function gatedActivities() {
       const ctx = Context.current();
       while (track.held) {
         ctx.heartbeat();
-        await new Promise((r) => setTimeout(r, 20));
+        await sleep(20);
       }
       return {
         finalStep: spec.trainer.totalTrainingSteps,
@@ -183,7 +184,7 @@ describe('sweep control and GPU-seconds (time-skipping server, stand-in children
         const ctx = Context.current();
         while (held) {
           ctx.heartbeat();
-          await new Promise((r) => setTimeout(r, 20));
+          await sleep(20);
         }
         throw ApplicationFailure.create({
           type: ErrorTypes.TrainingFailed,
@@ -225,7 +226,7 @@ describe('sweep control and GPU-seconds (time-skipping server, stand-in children
     assert.match(posted[0]?.reason ?? '', /^2 children failed \(failureBudget 2\)$/);
   });
 
-  it('ASHA stops the losers at their rung: stoppedEarly manifests, clusters torn down, slots reused', async () => {
+  it('ASHA stops the losers at their rung: pruned manifests, clusters torn down, slots reused', async () => {
     // 6 children, one at a time; quality falls with the index, so child 0 is best and every later
     // one is behind it at rung 2 (gracePeriod 2, reductionFactor 2, 16 steps: rungs 2, 4, 8).
     const drafts: ManifestDraft[] = [];
@@ -295,13 +296,13 @@ describe('sweep control and GPU-seconds (time-skipping server, stand-in children
     const byIndex = [...result.ranked].sort((a, b) => a.index - b.index);
     assert.deepEqual(
       byIndex.map((c) => c.outcome),
-      ['succeeded', 'stoppedEarly', 'stoppedEarly', 'stoppedEarly', 'stoppedEarly', 'stoppedEarly'],
+      ['succeeded', 'pruned', 'pruned', 'pruned', 'pruned', 'pruned'],
     );
-    assert.equal(result.stoppedEarly, 5);
+    assert.equal(result.pruned, 5);
     assert.equal(result.ranked[0]?.index, 0, 'the best configuration ran to the end and was validated');
     for (const c of byIndex.slice(1)) {
-      assert.equal(c.stoppedEarly?.rung, 2);
-      assert.match(c.stoppedEarly?.reason ?? '', /asha rung 2: .*not in the top/);
+      assert.equal(c.pruned?.rung, 2);
+      assert.match(c.pruned?.reason ?? '', /asha rung 2: .*not in the top/);
       assert.deepEqual(c.lastIntermediate, [2, 1 - c.index / 10]);
       // The stop arrives while the child waits at rung 2, never at the end.
       assert.ok(
@@ -309,8 +310,8 @@ describe('sweep control and GPU-seconds (time-skipping server, stand-in children
         `stopped before the last step, not at ${trained[c.workflowId]}`,
       );
       const manifest = drafts.find((d) => d.temporal.workflowId === c.workflowId);
-      assert.equal(manifest?.outcome, 'stoppedEarly');
-      assert.equal(manifest?.stoppedEarly?.rung, 2);
+      assert.equal(manifest?.outcome, 'pruned');
+      assert.equal(manifest?.pruned?.rung, 2);
       assert.equal(manifest?.validation.outcome, 'skipped');
       assert.equal(manifest?.training.outcome, 'cancelled');
     }
@@ -390,7 +391,7 @@ describe('sweep control and GPU-seconds (time-skipping server, stand-in children
     const byIndex = [...result.ranked].sort((a, b) => a.index - b.index);
     assert.deepEqual(
       byIndex.map((c) => c.outcome),
-      ['succeeded', 'succeeded', 'stoppedEarly', 'stoppedEarly'],
+      ['succeeded', 'succeeded', 'pruned', 'pruned'],
     );
     const child1 = byIndex[1]!;
     const first = resumes.find((r) => r.workflowId === child1.workflowId.replace(/-p2$/, ''))!;
@@ -412,7 +413,7 @@ describe('sweep control and GPU-seconds (time-skipping server, stand-in children
       [first.checkpointDir],
     );
     assert.match(lookups[0]?.ledgerPath ?? '', /checkpoints\.json$/);
-    assert.equal(result.stoppedEarly, 2);
+    assert.equal(result.pruned, 2);
     assert.equal(result.succeeded, 2);
   });
 });

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
@@ -36,7 +37,7 @@ function trackedActivities(overrides: Partial<Activities> = {}, trainMs = 30) {
       return { checks: [] };
     },
     train: async ({ spec }) => {
-      await new Promise((r) => setTimeout(r, trainMs));
+      await sleep(trainMs);
       return {
         finalStep: spec.trainer.totalTrainingSteps,
         lastCheckpointStep: spec.trainer.totalTrainingSteps,
@@ -97,8 +98,7 @@ async function runSweep(
     if (during) await during(workflowId);
     // Without skipping, the test server cannot jump to a 1-hour deadline timer while the child
     // experiments are cancelling it (it races the cancel and fails the child's workflow task).
-    while (!skipTime && (await handle.describe()).status.name === 'RUNNING')
-      await new Promise((r) => setTimeout(r, 100));
+    while (!skipTime && (await handle.describe()).status.name === 'RUNNING') await sleep(100);
     try {
       return { result: await handle.result(), error: undefined, workflowId, handle };
     } catch (error) {
@@ -267,7 +267,7 @@ describe('sweep workflow (time-skipping server, fake child activities)', () => {
       async (workflowId) => {
         const h = env.client.workflow.getHandle(workflowId);
         // Cancel once every running child is in training (the test server races cancels of activities that are just completing).
-        for (let i = 0; i < 200 && training < 3; i++) await new Promise((r) => setTimeout(r, 50));
+        for (let i = 0; i < 200 && training < 3; i++) await sleep(50);
         await h.cancel();
       },
       false,

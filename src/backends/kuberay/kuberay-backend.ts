@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClusterHandle, ClusterStatus } from '../../domain/cluster.js';
 import type { RetryOptions } from '../../errors/retry-transient.js';
 import { isDomainError, permanent, transient } from '../../errors/domain-error.js';
@@ -47,8 +48,6 @@ export interface KubeRayBackendConfig {
   /** In-place retries of transient Kubernetes API failures (the worker's heartbeat while waiting); default none. */
   retry?: Partial<RetryOptions>;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The kuberay backend: one RayCluster custom resource per experiment attempt through the

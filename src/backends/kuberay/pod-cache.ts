@@ -18,6 +18,7 @@ const IDLE_MS = 120_000;
  * current by one list and one watch each, like RayClusterCache: the join and train loops read every
  * few seconds and the API budget is a dozen requests a minute. An identity that may not list pods
  * gets `undefined` (pod failures then surface only through the deadlines), asked once per cluster.
+ * Why not the client's makeInformer: see RayClusterCache.
  */
 export class RayPodCache {
   private readonly entries = new Map<string, Entry>();

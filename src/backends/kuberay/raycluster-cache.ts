@@ -17,6 +17,12 @@ const IDLE_MS = 120_000;
  * instead of a GET per poll: the join and train loops read every few seconds, and the API budget
  * is a dozen requests a minute. A read while the watch is down (API server restarting) does a GET,
  * whose failure is the activity's to retry.
+ *
+ * Not the client's makeInformer (1.4): it opens its watches with a Watch of its own, which
+ * KubeApi.requests would not count; it takes no field selector, so it would watch every RayCluster
+ * of the namespace; and it re-watches and re-lists in the background, outside the reading activity,
+ * where a re-watch whose credentials fail (an exec plugin) rejects a promise nobody awaits. Here a
+ * request happens only inside a read, counted, and its failure is that activity's.
  */
 export class RayClusterCache {
   private readonly entries = new Map<string, Entry>();

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn } from 'node:child_process';
 import { POLLING_CALLER } from '../../errors/retry-transient.js';
 import { mkdir, open } from 'node:fs/promises';
@@ -23,8 +24,6 @@ export interface LauncherConfig {
   /** A loopback address for every node; 127.0.0.1 itself is rewritten by Ray to the host's address. */
   nodeIp: string;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Ports every node needs besides the head's own (node manager, object manager, agents, metrics). */
 export const NODE_PORTS = 6;

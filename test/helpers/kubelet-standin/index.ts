@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -62,7 +63,6 @@ import { podStatus } from './pod-status.js';
  *    service-link environment variables, projected volumes, ephemeral containers, several nodes.
  */
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const CGROUP_ROOT = '/sys/fs/cgroup/unified/ragen-kubelet-standin';
 
 export interface KubeletStandInOptions {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import {
   chmod,
@@ -21,7 +22,6 @@ import { type EnvSources, containerEnv, containerIdentity, expand, quantity } fr
 import { type ContainerRecord, type PodRecord, newRecord, now, waiting } from './pod-status.js';
 
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ENTER_POD = fileURLToPath(new URL('./enter-pod.sh', import.meta.url));
 /** cgroup v2 hierarchy where each container gets a cgroup: how its processes are found and killed. */
 const CGROUP_ROOT = '/sys/fs/cgroup/unified/ragen-kubelet-standin';

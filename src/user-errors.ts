@@ -1,3 +1,4 @@
+/** Errors a user caused and can fix, and the one line each prints: shared by the CLI and the worker's startup. */
 import {
   QueryNotRegisteredError,
   ScheduleNotFoundError,
@@ -5,9 +6,9 @@ import {
   isGrpcServiceError,
 } from '@temporalio/client';
 import { NamespaceNotFoundError, WorkflowNotFoundError } from '@temporalio/common';
-import { ConfigError } from '../config.js';
-import { SpecError } from '../domain/spec-error.js';
-import { TemporalSettingsError } from '../temporal-connection.js';
+import { ConfigError } from './config.js';
+import { SpecError } from './domain/spec-error.js';
+import { TemporalSettingsError } from './temporal-connection.js';
 
 /** A failure the user caused and can fix: printed as one line, no stack. */
 export class UserError extends Error {
