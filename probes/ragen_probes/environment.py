@@ -90,7 +90,8 @@ def run(args) -> tuple[int, dict]:
     ray.init(address=args.address) if args.address else ray.init()
     try:
         remote = ray.remote(probe_node)
-        nodes = [n for n in ray.nodes() if n.get("Alive")]
+        # Head first, then by address and id: failures list their nodes in a stable order.
+        nodes = sorted((n for n in ray.nodes() if n.get("Alive")), key=lambda n: (not node_label(n).startswith("head "), n.get("NodeManagerAddress") or "", n["NodeID"]))
         refs = []
         for node in nodes:
             gpus = float(node.get("Resources", {}).get("GPU", 0))

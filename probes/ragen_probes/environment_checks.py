@@ -54,7 +54,7 @@ def check_modules(names: list[str]) -> tuple[dict, list[dict]]:
         except BaseException as err:  # an import can raise anything (a CUDA library, a SystemExit)
             reason = f"{type(err).__name__}: {err}".strip()
             found[name] = {"ok": False, "error": reason[:500]}
-            failures.append(failure(f"module:{name}", reason[:500], f"install {name} in the image's python ({sys.executable}), or remove it from environment.requires"))
+            failures.append(failure(f"module:{name}", reason[:500], f"install {name} in the image's python ({sys.executable}), or remove it from imageContract.requires"))
             continue
         found[name] = {"ok": True, "version": module_version(name, module)}
     return found, failures

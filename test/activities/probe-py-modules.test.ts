@@ -79,7 +79,7 @@ describe('all-reduce probe shipped as runtime_env py_modules (real local Ray, a 
     const owner = { experiment: spec.name, workflowId: 'probe-test', runId: 'r', attempt: 0 };
     handle = await backend.createCluster({ name: 'probe-pm-a0', spec, owner });
     await assert.rejects(
-      new MockActivityEnvironment().run(createAllReduceCheck(deps()), {
+      new MockActivityEnvironment().run(createActivities(deps()).allReduceCheck, {
         spec,
         handle,
         runDir: join(dir, 'run'),
@@ -102,7 +102,8 @@ describe('all-reduce probe shipped as runtime_env py_modules (real local Ray, a 
     const base = testSpec({}, dir);
     const spec = {
       ...base,
-      imageContract: { requires: ['ray', 'numpy'] },
+      // Logical GPUs and no torch: no GPU count (the probe's default for a non-payload trainer).
+      imageContract: { requires: ['ray', 'numpy'], gpuCheck: false },
       trainer: { ...base.trainer, entrypoint: ['python', '-m', 'ragen_probes.allreduce'] },
     };
     const head = new RayDashboardClient(handle.dashboardUrl ?? '', await backend.dashboardToken(handle));
