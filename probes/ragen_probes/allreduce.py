@@ -18,6 +18,8 @@ import statistics
 import sys
 import time
 
+from .result_line import report
+
 EXIT_OK, EXIT_FAILED, EXIT_ARGS, EXIT_TIMEOUT, EXIT_WRONG = 0, 1, 2, 3, 4
 
 
@@ -196,12 +198,7 @@ def main(argv=None) -> int:
         code, result = run(args)
     except Exception as err:  # report, never hang or crash without the result line
         code, result = EXIT_FAILED, {"ok": False, "world_size": args.world_size, "reason": f"{type(err).__name__}: {err}"}
-    line = json.dumps(result, sort_keys=True)
-    print(f"ALLREDUCE_RESULT {line}", flush=True)
-    if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w") as f:
-            f.write(line + "\n")
+    report("ALLREDUCE", result, args.out)
     return code
 
 

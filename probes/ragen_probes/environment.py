@@ -22,6 +22,7 @@ import sys
 import time
 
 from . import environment_checks as checks
+from .result_line import report
 
 EXIT_OK, EXIT_FAILED, EXIT_ARGS, EXIT_TIMEOUT, EXIT_UNMET = 0, 1, 2, 3, 5
 
@@ -135,12 +136,7 @@ def main(argv=None) -> int:
         code, result = run(args)
     except Exception as err:  # report, never crash without the result line
         code, result = EXIT_FAILED, {"ok": False, "nodes": [], "failures": [], "reason": f"{type(err).__name__}: {err}"}
-    line = json.dumps(result, sort_keys=True)
-    print(f"ENVIRONMENT_RESULT {line}", flush=True)
-    if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w") as f:
-            f.write(line + "\n")
+    report("ENVIRONMENT", result, args.out)
     return code
 
 

@@ -15,6 +15,9 @@ import pytest
 os.environ.setdefault("RAY_DEDUP_LOGS", "0")
 
 PROBES_DIR = Path(__file__).resolve().parents[1]
+# Unit tests import the package in-process, whatever folder pytest was started from.
+if str(PROBES_DIR) not in sys.path:
+    sys.path.insert(0, str(PROBES_DIR))
 
 
 @pytest.fixture(scope="session")
