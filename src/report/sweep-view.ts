@@ -28,16 +28,14 @@ function parameterScatter(rows: SweepRow[], key: string, objective: string): Cha
   };
 }
 
-/** The sweep report: objective per child, parameters against the objective, top children's curves, the ranked table. */
-export function sweepReport(data: SweepData, options: ReportOptions): ReportModel {
-  const m = data.manifest;
-  const objective = `${m.objective.metric} (${m.objective.direction})`;
-  const rows = m.children;
-  const byIndex = [...rows].sort((a, b) => a.index - b.index);
-  const paramKeys = [...new Set(rows.flatMap((r) => Object.keys(r.params)))];
+type SweepManifestOf = SweepData['manifest'];
+type ChildRow = SweepManifestOf['children'][number];
 
+/** Objective per child, and each swept parameter against it. */
+function objectiveSection(m: SweepManifestOf, paramKeys: string[]): Section {
+  const rows = m.children;
   const overview: Section = { title: 'Objective', notes: [], charts: [], tables: [] };
-  const valued = byIndex.filter((r) => objectiveOf(r) !== undefined);
+  const valued = [...rows].sort((a, b) => a.index - b.index).filter((r) => objectiveOf(r) !== undefined);
   if (valued.length === 0) overview.notes.push('No child has a value of the objective.');
   else {
     overview.charts.push({
@@ -54,16 +52,20 @@ export function sweepReport(data: SweepData, options: ReportOptions): ReportMode
   const without = rows.length - valued.length;
   if (without > 0)
     overview.notes.push(
-      `${without} of ${rows.length} children have no objective value (failed, cancelled or early-stopped).`,
+      `${without} of ${rows.length} children have no objective value (failed, cancelled, pruned or early-stopped).`,
     );
+  return overview;
+}
 
+/** The top children's training curves, aligned by step, for the chosen (or found) keys. */
+function curvesSection(data: SweepData, options: ReportOptions): Section {
   const curves: Section = {
     title: `Curves of the top ${options.top} children`,
     notes: [],
     charts: [],
     tables: [],
   };
-  const top = rows.filter((r) => r.rank !== undefined).slice(0, options.top);
+  const top = data.manifest.children.filter((r) => r.rank !== undefined).slice(0, options.top);
   const seriesById = new Map(data.children.map((c) => [c.workflowId, c.series]));
   const available = top.flatMap((r) => {
     const s = seriesById.get(r.workflowId);
@@ -93,8 +95,13 @@ export function sweepReport(data: SweepData, options: ReportOptions): ReportMode
       alignCurves({ id: chartId('top', key), title: key, xLabel: 'step', yLabel: key }, list),
     );
   }
+  return curves;
+}
 
-  const table: Section = {
+/** Every child, best first, with its parameters and error. */
+function rankedSection(m: SweepManifestOf, paramKeys: string[]): Section {
+  const rows: ChildRow[] = m.children;
+  return {
     title: 'Ranked children',
     notes: [],
     charts: [],
@@ -114,6 +121,13 @@ export function sweepReport(data: SweepData, options: ReportOptions): ReportMode
       },
     ],
   };
+}
+
+/** The sweep report: objective per child, parameters against the objective, top children's curves, the ranked table. */
+export function sweepReport(data: SweepData, options: ReportOptions): ReportModel {
+  const m = data.manifest;
+  const objective = `${m.objective.metric} (${m.objective.direction})`;
+  const paramKeys = [...new Set(m.children.flatMap((r) => Object.keys(r.params)))];
   return {
     kind: 'sweep',
     title: `Sweep ${m.sweep}`,
@@ -123,13 +137,13 @@ export function sweepReport(data: SweepData, options: ReportOptions): ReportMode
       ['objective', objective],
       [
         'children',
-        `${m.counts.total}: ${m.counts.succeeded} succeeded, ${m.counts.failed} failed, ${m.counts.cancelled} cancelled, ${m.counts.notStarted} not started`,
+        `${m.counts.total}: ${m.counts.succeeded} succeeded, ${m.counts.failed} failed, ${m.counts.cancelled} cancelled, ${m.counts.pruned ?? 0} pruned, ${m.counts.notStarted} not started`,
       ],
       ['stopped by failure budget', m.stoppedByFailureBudget ? 'yes' : 'no'],
       ['GPU-hours', fmtGpuUsage(m.gpuUsage)],
       ['archive folder', data.dir],
       ['written', m.writtenAt],
     ],
-    sections: [overview, curves, table],
+    sections: [objectiveSection(m, paramKeys), curvesSection(data, options), rankedSection(m, paramKeys)],
   };
 }
