@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
@@ -53,7 +53,10 @@ before(async () => {
   // The image's RAGEN checkout: `python train.py` resolves here and runs the toy trainer.
   // Not under /tmp: the stand-in kubelet gives each container a private /tmp, as an image would.
   await mkdir(join(REPO_ROOT, '.run'), { recursive: true });
-  checkout = join(await mkdtemp(join(REPO_ROOT, '.run', 'ragen-checkout-')), 'RAGEN');
+  const files = await mkdtemp(join(REPO_ROOT, '.run', 'ragen-checkout-'));
+  // Readable by the image's user, as an image's files are (mkdtemp makes it 0700, root only).
+  await chmod(files, 0o755);
+  checkout = join(files, 'RAGEN');
   await mkdir(checkout, { recursive: true });
   await writeFile(
     join(checkout, 'train.py'),

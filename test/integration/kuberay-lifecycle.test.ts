@@ -246,7 +246,13 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
   });
 
   it('auth: none (an image whose Ray predates token auth): no token Secret, no token in the Pods, the head takes a job without one', async () => {
-    const backend = backendFor(kube.adminKubeconfig);
+    const backend = new KubeRayBackend({
+      namespace: ns,
+      kubeconfig: kube.adminKubeconfig,
+      dashboard: 'head-status',
+      python: 'python',
+      pollMs: 250,
+    });
     const core = kube.admin.makeApiClient(CoreV1Api);
     const spec = { ...kuberaySpec(kube.storageDir, kube.pvc), auth: 'none' as const };
     const handle = await backend.createCluster({ name: 'noauth-a0', spec, owner: owner(0, 'wf-noauth') });
