@@ -369,6 +369,50 @@ describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, sta
     await assertClean();
   });
 
+  it('an image without wget (stand-in: the kubelet runs the Pods on a PATH without it): ImageContractUnmet naming wget from the probe events, in under 60 s', async () => {
+    kubelet.withoutExecutables = () => ['wget'];
+    const custom = kube.admin.makeApiClient(CustomObjectsApi);
+    try {
+      const { outcome, failedAt } = await withWorker(async (taskQueue) => {
+        const handle = await env.client.workflow.start<typeof experiment>('experiment', {
+          taskQueue,
+          workflowId: uniqueId('k-no-wget'),
+          args: [testInput(spec(20, 10))],
+        });
+        const cause = await handle.result().then(
+          () => assert.fail('the run succeeded on an image without wget'),
+          (err: { cause?: { type?: string; message?: string } }) => err.cause,
+        );
+        return { outcome: cause, failedAt: Date.now() };
+      });
+      assert.equal(outcome?.type, 'ImageContractUnmet', JSON.stringify(outcome));
+      assert.match(outcome?.message ?? '', /cannot run wget/);
+      assert.match(outcome?.message ?? '', /pod \S+-head-\S+/);
+      assert.match(outcome?.message ?? '', /install wget in the image/);
+      const name = clustersRun().at(-1) ?? '';
+      const object = (await custom
+        .getNamespacedCustomObject({
+          group: 'ray.io',
+          version: 'v1',
+          namespace: kube.namespace,
+          plural: 'rayclusters',
+          name,
+        })
+        .catch(() => undefined)) as { metadata: { creationTimestamp: string } } | undefined;
+      // The cluster is torn down by then: its creation time is the first Pod's the kubelet saw.
+      const firstPod = kubelet.started.find((p) => p.metadata?.labels?.['ray.io/cluster'] === name);
+      const createdAt = Date.parse(
+        object?.metadata.creationTimestamp ?? String(firstPod?.metadata?.creationTimestamp ?? ''),
+      );
+      const seconds = (failedAt - createdAt) / 1000;
+      console.log(`# no wget: RayCluster create -> ImageContractUnmet ${seconds.toFixed(1)} s`);
+      assert.ok(seconds < 60, `failed ${seconds.toFixed(1)} s after the RayCluster was created`);
+    } finally {
+      kubelet.withoutExecutables = undefined;
+    }
+    await assertClean();
+  });
+
   it('reaper on kuberay: an experiment terminated during training has its RayCluster deleted by the next pass', async () => {
     await withWorker(async (taskQueue) => {
       const handle = await env.client.workflow.start<typeof experiment>('experiment', {

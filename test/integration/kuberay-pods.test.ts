@@ -5,6 +5,7 @@ import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { KubeApi, loadKubeConfig } from '../../src/backends/kuberay/kube-api.js';
 import { RayPodCache } from '../../src/backends/kuberay/pod-cache.js';
 import { podFailures } from '../../src/backends/kuberay/pod-failures.js';
+import { probeFailures } from '../../src/backends/kuberay/probe-failures.js';
 import { kuberayPreflight } from '../../src/backends/kuberay/preflight.js';
 import { type KubeEnv, startKubeEnv } from '../helpers/kube-env.js';
 import { kuberaySpec } from '../helpers/kuberay-specs.js';
@@ -101,6 +102,46 @@ describe('Ray pods through a watch (real kube-apiserver)', () => {
     } finally {
       cache.close();
     }
+  });
+
+  it('a probe that cannot run wget, as the kubelet records it: one list call names wget and the Pod', async () => {
+    const api = new KubeApi(loadKubeConfig(kube.adminKubeconfig), ns);
+    const pod = await createPod('pe-head-1', 'pe');
+    const event = (reason: string, message: string, kind = 'Pod') =>
+      core.createNamespacedEvent({
+        namespace: ns,
+        body: {
+          metadata: { generateName: 'pe-head-1.', namespace: ns },
+          involvedObject: {
+            kind,
+            apiVersion: 'v1',
+            namespace: ns,
+            name: 'pe-head-1',
+            uid: pod.metadata?.uid,
+            fieldPath: 'spec.containers{ray-head}',
+          },
+          reason,
+          type: 'Warning',
+          message,
+          source: { component: 'kubelet' },
+        },
+      });
+    await event('Unhealthy', 'Readiness probe failed: bash: line 1: wget: command not found');
+    await event('BackOff', 'Back-off restarting failed container ray-head');
+    await event('Unhealthy', 'Readiness probe failed: bash: line 1: wget: command not found', 'Node');
+    const before = api.requests;
+    const events = await api.listProbeEvents();
+    assert.equal(api.requests - before, 1, 'one list call');
+    // The field selector (kind Pod, reason Unhealthy) is applied by the API server itself.
+    assert.deepEqual(
+      events.map((e) => [e.reason, e.involvedObject?.kind]),
+      [['Unhealthy', 'Pod']],
+    );
+    const [failure, ...more] = probeFailures(events);
+    assert.equal(more.length, 0);
+    assert.equal(failure?.type, 'ImageContractUnmet');
+    assert.equal(failure?.pod, 'pe-head-1');
+    assert.match(failure!.message, /cannot run wget/);
   });
 
   it('an identity that may not list pods gets no pods, asked once', async () => {

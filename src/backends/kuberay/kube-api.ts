@@ -17,6 +17,7 @@ import {
 import { TransientErrorTypes } from '../../domain/error-types.js';
 import { type KubeAction, KubeStatusError, kubeFailure, statusOf } from './kube-errors.js';
 import type { PodLike } from './pod-failures.js';
+import type { EventLike } from './probe-failures.js';
 import { RAYCLUSTER, type RayClusterObject } from './raycluster.js';
 import { type BackendLogger, quietLogger } from '../logger.js';
 import type { SecretObject } from './auth-secret.js';
@@ -215,6 +216,17 @@ export class KubeApi {
       this.core.listNamespacedPod({ namespace: this.namespace, labelSelector: `ray.io/cluster=${cluster}` }),
     );
     return list.items.length;
+  }
+
+  /** The kubelet's probe-failure Events on Pods in the namespace (reason Unhealthy): one list call. */
+  async listProbeEvents(): Promise<EventLike[]> {
+    const list = await this.call({ verb: 'list', resource: 'events', namespace: this.namespace }, () =>
+      this.core.listNamespacedEvent({
+        namespace: this.namespace,
+        fieldSelector: 'involvedObject.kind=Pod,reason=Unhealthy',
+      }),
+    );
+    return list.items as EventLike[];
   }
 
   /** The Pods of a cluster with the list's resourceVersion, to start a watch from. */

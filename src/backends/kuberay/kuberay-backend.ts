@@ -14,7 +14,8 @@ import { type RayClusterObject, buildRayCluster } from './raycluster.js';
 import { RayClusterCache } from './raycluster-cache.js';
 import type { BackendLogger } from '../logger.js';
 import { RayPodCache } from './pod-cache.js';
-import { podFailures, podsWaiting } from './pod-failures.js';
+import { type PodFailure, type PodLike, podFailures, podsWaiting } from './pod-failures.js';
+import { probeFailures } from './probe-failures.js';
 import {
   type SecretObject,
   authSecretName,
@@ -49,6 +50,9 @@ export interface KubeRayBackendConfig {
   retry?: Partial<RetryOptions>;
 }
 
+/** How often, at most, a joining cluster's probe events are listed (KubeRay probes every 5 s). */
+const PROBE_EVENTS_EVERY_MS = 10_000;
+
 /**
  * The kuberay backend: one RayCluster custom resource per experiment attempt through the
  * Kubernetes API; status from its conditions and counters plus the head's dashboard; jobs through
@@ -61,6 +65,8 @@ export class KubeRayBackend implements ComputeBackend {
   private podCacheInstance: RayPodCache | undefined;
   /** Ray auth tokens by cluster name, read once from each cluster's Secret (memory only). */
   private readonly tokens = new Map<string, string>();
+  /** When each cluster's probe events were last listed (see probeFailuresOf). */
+  private readonly probeEventsReadAt = new Map<string, number>();
 
   constructor(
     readonly config: KubeRayBackendConfig,
@@ -203,7 +209,7 @@ export class KubeRayBackend implements ComputeBackend {
     if (verdict.phase === 'gone' || verdict.phase === 'queued')
       return { phase: verdict.phase, ...empty, message: verdict.message };
     const pods = (await this.pods.get(handle.name)) ?? [];
-    const [first, ...more] = podFailures(pods);
+    const [first, ...more] = [...podFailures(pods), ...(await this.probeFailuresOf(handle.name, pods))];
     if (first) {
       const message = [first, ...more].map((f) => f.message).join('; ');
       return {
@@ -224,6 +230,26 @@ export class KubeRayBackend implements ComputeBackend {
     const url = handle.dashboardUrl ?? dashboardFromStatus(object);
     if (!url) return { phase: 'pending', ...empty, message: `${verdict.message}; no dashboard address yet` };
     return statusFromHead(url, verdict.message, await this.dashboardToken(handle));
+  }
+
+  /**
+   * KubeRay's probes run wget and bash in the Ray container: an image without them keeps running,
+   * never Ready, and only the kubelet's Unhealthy events say why. Read them (one list call) only
+   * while a container runs unready, at most once per PROBE_EVENTS_EVERY_MS per cluster, so a
+   * healthy join spends almost nothing of the request budget.
+   */
+  private async probeFailuresOf(cluster: string, pods: readonly PodLike[]): Promise<PodFailure[]> {
+    const unready = pods.filter(
+      (p) =>
+        !p.metadata?.deletionTimestamp &&
+        (p.status?.containerStatuses ?? []).some((s) => s.state?.running && s.ready === false),
+    );
+    const last = this.probeEventsReadAt.get(cluster) ?? 0;
+    if (!unready.length || Date.now() - last < PROBE_EVENTS_EVERY_MS) return [];
+    this.probeEventsReadAt.set(cluster, Date.now());
+    const uids = new Set(unready.map((p) => p.metadata?.uid).filter(Boolean));
+    const events = await this.api.listProbeEvents();
+    return probeFailures(events.filter((e) => e.involvedObject?.uid && uids.has(e.involvedObject.uid)));
   }
 
   /** Delete (404 = already gone), then poll until the object and its Ray pods are gone. */

@@ -18,6 +18,8 @@ export const KUBERAY_PERMISSIONS: readonly PermissionRule[] = [
   { group: 'ray.io', resource: 'rayclusters', verbs: ['create', 'get', 'list', 'watch', 'delete'] },
   // Pod failures (image pull, crash loops) and teardown's wait: read-only.
   { group: '', resource: 'pods', verbs: ['list', 'watch'] },
+  // The kubelet's probe failures on those Pods (an image without wget or bash): read-only.
+  { group: '', resource: 'events', verbs: ['list'] },
   // The per-cluster Ray auth token: made, read, given its RayCluster as owner, deleted; listed by
   // label by the reaper (a token left by a submit that never made its RayCluster).
   { group: '', resource: 'secrets', verbs: ['create', 'get', 'list', 'update', 'delete'] },

@@ -5,6 +5,7 @@ export interface ContainerStatusLike {
   name: string;
   image?: string;
   restartCount?: number;
+  ready?: boolean;
   state?: {
     waiting?: { reason?: string; message?: string };
     running?: { startedAt?: string };
@@ -14,7 +15,12 @@ export interface ContainerStatusLike {
 }
 
 export interface PodLike {
-  metadata?: { name?: string; labels?: Record<string, string>; deletionTimestamp?: string | Date };
+  metadata?: {
+    name?: string;
+    uid?: string;
+    labels?: Record<string, string>;
+    deletionTimestamp?: string | Date;
+  };
   spec?: {
     containers?: { name: string; image?: string }[];
     initContainers?: { name: string; image?: string }[];

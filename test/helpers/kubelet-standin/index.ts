@@ -97,6 +97,8 @@ export class KubeletStandIn {
   readonly readyAt = new Map<string, number>();
   /** Set by a test: containers of the Pods it matches wait for it (ContainerCreating meanwhile). */
   hold: PodHold | undefined;
+  /** Set by a test: the Pods it matches run as from an image without these executables (e.g. wget). */
+  withoutExecutables: ((pod: V1Pod) => string[]) | undefined;
   private readonly pods = new Map<string, V1Pod>();
   private readonly services = new Map<string, V1Service>();
   private readonly runners = new Map<string, PodRunner>();
@@ -275,7 +277,9 @@ export class KubeletStandIn {
       },
       pvcHostPath: (namespace, claim) => this.pvcHostPath(namespace, claim),
       hold: this.hold,
+      withoutExecutables: this.withoutExecutables,
       serviceAccount: (p) => this.serviceAccountToken(p),
+      probeFailed: (container, message) => void this.recordUnhealthy(pod, container, message),
       changed: () => {
         const name = pod.metadata?.name ?? '';
         if (
@@ -291,6 +295,38 @@ export class KubeletStandIn {
     this.runners.set(uid, runner);
     this.started.push(pod);
     runner.start();
+  }
+
+  /**
+   * A failed probe, as the kubelet records it: a Warning Event, reason Unhealthy, on the Pod's
+   * container. Best effort, like the kubelet's recorder (a lost event loses nothing else).
+   */
+  private async recordUnhealthy(pod: V1Pod, container: string, message: string): Promise<void> {
+    const namespace = pod.metadata?.namespace ?? 'default';
+    const at = new Date();
+    await this.core
+      .createNamespacedEvent({
+        namespace,
+        body: {
+          metadata: { generateName: `${pod.metadata?.name ?? 'pod'}.`, namespace },
+          involvedObject: {
+            kind: 'Pod',
+            apiVersion: 'v1',
+            namespace,
+            name: pod.metadata?.name,
+            uid: pod.metadata?.uid,
+            fieldPath: `spec.containers{${container}}`,
+          },
+          reason: 'Unhealthy',
+          type: 'Warning',
+          message: message.slice(0, 1024),
+          source: { component: 'kubelet', host: this.o.nodeName },
+          firstTimestamp: at,
+          lastTimestamp: at,
+          count: 1,
+        },
+      })
+      .catch(() => undefined);
   }
 
   // ---- scheduler ----

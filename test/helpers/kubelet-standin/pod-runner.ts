@@ -10,6 +10,7 @@ import {
   realpath,
   rm,
   rmdir,
+  symlink,
   writeFile,
 } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -39,6 +40,13 @@ export interface RunnerDeps {
   changed(): void;
   /** Containers start once it resolves (a test's stand-in for a long image pull). */
   hold?: (pod: V1Pod) => Promise<void>;
+  /**
+   * Stand-in for an image that lacks these executables (e.g. wget): the container's PATH is a
+   * directory of links to the host's executables without them, so bash itself reports them missing.
+   */
+  withoutExecutables?: (pod: V1Pod) => string[];
+  /** A probe failed: record it as the kubelet does (an Unhealthy Event on the Pod). */
+  probeFailed?: (container: string, message: string) => void;
   /** The Pod's service account token and the cluster CA, for Pods that name a ServiceAccount. */
   serviceAccount?: (pod: V1Pod) => Promise<{ token: string; ca: string }>;
 }
@@ -180,7 +188,10 @@ export class PodRunner {
     let env: Record<string, string>;
     const who = containerIdentity(this.pod, c);
     try {
-      env = await containerEnv(this.pod, c, this.baseEnv(who.uid), this.deps.envSources);
+      const base = this.baseEnv(who.uid);
+      const missing = this.deps.withoutExecutables?.(this.pod) ?? [];
+      if (missing.length) base['PATH'] = `${this.deps.venvBin}:${await this.binWithout(missing)}`;
+      env = await containerEnv(this.pod, c, base, this.deps.envSources);
     } catch (err) {
       rec.state = waiting('CreateContainerConfigError', (err as Error).message);
       this.deps.changed();
@@ -292,13 +303,19 @@ export class PodRunner {
   ): { stop(): void } {
     const timers: NodeJS.Timeout[] = [];
     let stopped = false;
-    const loop = (probe: V1Probe, onResult: (ok: boolean, failures: number, successes: number) => void) => {
+    const loop = (
+      kind: 'Readiness' | 'Liveness',
+      probe: V1Probe,
+      onResult: (ok: boolean, failures: number, successes: number) => void,
+    ) => {
       let failures = 0;
       let successes = 0;
       const tick = async () => {
         if (stopped) return;
-        const ok = await this.check(probe, proc, env, who);
+        const { ok, output } = await this.check(probe, proc, env, who);
         if (stopped) return;
+        // The kubelet's own event text (pkg/kubelet/prober): "<Kind> probe failed: <output>".
+        if (!ok) this.deps.probeFailed?.(c.name, `${kind} probe failed: ${output}`);
         failures = ok ? 0 : failures + 1;
         successes = ok ? successes + 1 : 0;
         onResult(ok, failures, successes);
@@ -308,7 +325,7 @@ export class PodRunner {
     };
     if (c.readinessProbe) {
       const p = c.readinessProbe;
-      loop(p, (ok, failures, successes) => {
+      loop('Readiness', p, (ok, failures, successes) => {
         const ready = ok
           ? successes >= (p.successThreshold ?? 1) || rec.ready
           : failures < (p.failureThreshold ?? 3) && rec.ready;
@@ -320,7 +337,7 @@ export class PodRunner {
     }
     if (c.livenessProbe) {
       const p = c.livenessProbe;
-      loop(p, (ok, failures) => {
+      loop('Liveness', p, (ok, failures) => {
         if (!ok && failures >= (p.failureThreshold ?? 3)) {
           stopped = true;
           void this.stopContainer(c.name, this.grace());
@@ -335,12 +352,13 @@ export class PodRunner {
     };
   }
 
+  /** One probe run; a failed exec probe reports its output (stdout, then stderr), as the kubelet does. */
   private async check(
     probe: V1Probe,
     proc: ChildProcess,
     env: Record<string, string>,
     who: { uid: number; gid: number },
-  ): Promise<boolean> {
+  ): Promise<{ ok: boolean; output: string }> {
     const timeout = (probe.timeoutSeconds ?? 1) * 1000;
     try {
       if (probe.exec?.command) {
@@ -350,14 +368,15 @@ export class PodRunner {
           env,
           timeout,
         });
-        return true;
+        return { ok: true, output: '' };
       }
       if (probe.httpGet) {
         const res = await fetch(
           `http://${this.net?.podIP}:${probe.httpGet.port}${probe.httpGet.path ?? '/'}`,
           { signal: AbortSignal.timeout(timeout) },
         );
-        return res.status >= 200 && res.status < 400;
+        const ok = res.status >= 200 && res.status < 400;
+        return { ok, output: ok ? '' : `HTTP probe failed with statuscode: ${res.status}` };
       }
       if (probe.tcpSocket) {
         await run(
@@ -373,12 +392,29 @@ export class PodRunner {
           ],
           { timeout },
         );
-        return true;
+        return { ok: true, output: '' };
       }
-    } catch {
-      return false;
+    } catch (e) {
+      const { stdout, stderr, killed } = e as { stdout?: string; stderr?: string; killed?: boolean };
+      if (killed) return { ok: false, output: `command timed out` };
+      return { ok: false, output: `${stdout ?? ''}${stderr ?? ''}`.trim() || String((e as Error).message) };
     }
-    return true;
+    return { ok: true, output: '' };
+  }
+
+  /** A PATH directory with links to every host executable on the usual PATH except `missing`. */
+  private async binWithout(missing: string[]): Promise<string> {
+    const bin = join(this.dir, 'bin-without');
+    await rm(bin, { recursive: true, force: true });
+    await mkdir(bin, { recursive: true });
+    for (const from of ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin']) {
+      for (const name of await readdir(from).catch(() => [] as string[])) {
+        if (missing.includes(name)) continue;
+        await symlink(join(from, name), join(bin, name)).catch(() => undefined); // first on PATH wins
+      }
+    }
+    await chmod(bin, 0o755);
+    return bin;
   }
 
   /** The environment every container starts from; the Pod's own variables are laid over it. */
