@@ -49,7 +49,7 @@ async function readJson(path: string): Promise<unknown | undefined> {
 async function readParsed<S extends z.ZodType>(path: string, schema: S, what: string): Promise<z.output<S>> {
   const raw = await readJson(path);
   if (raw === undefined) throw new ReportInputError(`no ${what} at ${path}`);
-  // Manifests written before 1.1 name a pruned run `stoppedEarly`.
+  // Manifests written by 1.0.0 before the rename name a pruned run `stoppedEarly` (see pruned-name.ts).
   const parsed = schema.safeParse(withPrunedName(raw));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
