@@ -2,7 +2,8 @@
 
 The real configuration (RAGEN's `config/` and verl's `verl/trainer/config/`) is an input of CI, not
 part of this repository: $RAGEN_CONFORMANCE_DIR, else `shared/conformance` in the repository's parent
-or any directory above it. Without it every test here fails, naming the variable.
+or any directory above it, else the workplace's shared folder (/work/shared/conformance, where a clone
+made outside /work still finds it). Without it every test here fails, naming the variable.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+WORKPLACE_SHARED = Path("/work/shared/conformance")
 RAGEN_CONFIG = "ragen-20daedc/config"
 VERL_CONFIG = "verl-d62da49/verl/trainer/config"
 
@@ -27,7 +29,7 @@ def find_conformance_dir() -> Path | None:
         candidate = parent / "shared" / "conformance"
         if candidate.is_dir():
             return candidate
-    return None
+    return WORKPLACE_SHARED if WORKPLACE_SHARED.is_dir() else None
 
 
 def require_conformance_dir() -> Path:
@@ -36,7 +38,7 @@ def require_conformance_dir() -> Path:
     how = (
         f"RAGEN_CONFORMANCE_DIR={os.environ['RAGEN_CONFORMANCE_DIR']}"
         if os.environ.get("RAGEN_CONFORMANCE_DIR")
-        else f"no shared/conformance in {REPO.parent} or above it"
+        else f"no shared/conformance in {REPO.parent} or above it, nor {WORKPLACE_SHARED}"
     )
     if found is None or not (found / RAGEN_CONFIG).is_dir() or not (found / VERL_CONFIG).is_dir():
         pytest.fail(
