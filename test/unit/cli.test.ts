@@ -44,7 +44,9 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-describe('CLI parsing (commander + a zod schema per command)', () => {
+// The cases run at once (each spawns its own processes): two of them wait out the client's 10 s
+// connect deadline, and one after another the file took 30 s, the slowest unit file.
+describe('CLI parsing (commander + a zod schema per command)', { concurrency: true }, () => {
   it('--version prints the package version and exits 0', async () => {
     const { version } = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as {
       version: string;
