@@ -62,14 +62,11 @@ describe('Ray dashboard stalls (SIGSTOP 15 s) on the local backend', () => {
   }
 
   it('a stall during the training submit and one during training polling: the run succeeds, one driver per stage, no activity retried', async () => {
-    // The same run without a stall first, on the same machine, for the extra wall time.
-    const baseline = await runExperiment();
-    assert.equal(baseline.result.outcome, 'succeeded');
+    // No stall-free run first for comparison (it took 25 s of CI): the run without stalls is
+    // test/integration/experiment-local.test.ts; the stalls' own lengths are in the summary.
     const stalls = new DashboardStalls(async (cluster) => dashboardPidAmong(await clusterProcesses(cluster)));
     const { result, workflowId, wallS } = await runExperiment(stalls.rayHead);
-    console.log(
-      `[stall numbers] local: run ${wallS.toFixed(1)} s with two 15 s stalls, ${baseline.wallS.toFixed(1)} s without (+${(wallS - baseline.wallS).toFixed(1)} s); ${stalls.summary()}`,
-    );
+    console.log(`[stall numbers] local: run ${wallS.toFixed(1)} s with two 15 s stalls; ${stalls.summary()}`);
     assert.equal(result.outcome, 'succeeded', JSON.stringify(result, null, 2));
     assert.equal(result.training.finalStep, 20);
 
