@@ -20,14 +20,15 @@ bash scripts/temporal/build.sh >"$build_logs/temporal.log" 2>&1 & temporal_build
 trap 'kill $k8s_build $temporal_build 2>/dev/null || true' EXIT
 
 tap_log="$(mktemp -t ragen-node-tests.XXXXXX)"
-# node_tests <files at once> <files...>. Files that start Ray run one at a time: each checks that
-# no Ray process is on the machine before it starts and after it ends, and Ray clusters and Temporal
-# servers share this machine's two cores. Unit tests (pure code, spawned CLIs, no server) and
+# node_tests [<files at once>, default 1] <files...>. Files that start Ray run one at a time: each
+# checks that no Ray process is on the machine before it starts and after it ends, and Ray clusters
+# and Temporal servers share this machine's two cores. Unit tests (pure code, spawned CLIs, no server) and
 # workflow tests (each its own time-skipping server, fake activities, never Ray) run two at a time:
 # most of their time is one core loading modules (measured on 2 cores: unit 69 s -> 35 s,
 # workflows 150 s -> 99 s).
 node_tests() {
-  local concurrency=$1; shift
+  local concurrency=1
+  if [[ $1 =~ ^[0-9]+$ ]]; then concurrency=$1; shift; fi
   node --import tsx --test --test-concurrency="$concurrency" "$@" | tee -a "$tap_log" || {
     # The failures again at the end, where a truncated CI log still shows them.
     echo "== node tests failed:"
