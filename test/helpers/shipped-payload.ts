@@ -30,6 +30,7 @@ export async function changedPayloadCopy(
   await git('commit', '-qm', 'the payload as in the repository');
   const commit = (await git('rev-parse', 'HEAD')).stdout.trim();
   // The Ray Pods' user (kuberay) may not be the worker's: the marker folder is everyone's.
+  await chmod(parent, 0o755);
   await mkdir(markers, { recursive: true });
   await chmod(markers, 0o777);
   const marker = join(markers, 'ran.txt');
