@@ -192,6 +192,10 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
         /image: .*the digest must be sha256: followed by 64 lowercase hex characters/,
       ],
       [`${validSpecYaml(storage)}gpus: 2\n`, /gpus: unknown field/],
+      [
+        `${validSpecYaml(storage)}code:\n  path: /nonexistent/RAGEN\n`,
+        /code\.path: \/nonexistent\/RAGEN does not exist on the worker's machine; point code\.path at a checkout/,
+      ],
       ['name: [', /malformed YAML/],
     ];
     const emptyRoot = `/tmp/ro-bad-${process.pid}`;
