@@ -32,8 +32,8 @@ interface Poll {
   ms: number;
 }
 
-await withRayHead(async (dashboardUrl, rayTemp) => {
-  const head = new RayDashboardClient(dashboardUrl);
+await withRayHead(async (dashboardUrl, rayTemp, token) => {
+  const head = new RayDashboardClient(dashboardUrl, token);
   const id = `log-poll-${process.pid}`;
   const out = await mkdtemp(join(tmpdir(), 'log-poll-'));
   const copy = join(out, 'train.log');

@@ -5,12 +5,13 @@ import { dirname } from 'node:path';
 import { MetricsSummarySchema, type MetricsSummary } from '../domain/metrics-series.js';
 import { manifestPath, metricsSummaryPath } from '../domain/paths.js';
 import type { CheckpointRecord } from '../domain/results.js';
+import { codeProvenance } from './code-source.js';
 import { permanent } from './failures.js';
 import { writeOnce } from './write-once.js';
 
 /**
  * Stage 7. Record the complete checkpoints with the hashes the hashCheckpoints activity put in the
- * ledger (`checkpoints`). Validate the manifest with its zod schema and write it atomically,
+ * ledger (`checkpoints`), and where the trained code came from (`code`: code-source.ts). Validate the manifest with its zod schema and write it atomically,
  * exactly once: a retry that finds the same content succeeds, a different existing manifest is
  * never overwritten (ManifestExists).
  */
@@ -23,10 +24,12 @@ export function createArchive() {
     const { draft, checkpoints } = input;
     const path = manifestPath(input.archiveDir, draft.experiment, draft.temporal.workflowId);
     const metrics = await readMetricsSummary(dirname(path));
+    const code = await codeProvenance(dirname(path), draft);
     // writtenAt is fixed by the workflow's stage record, so a retry produces the same bytes.
     const manifest: Manifest = ManifestSchema.parse({
       schemaVersion: 1,
       ...draft,
+      ...code,
       ...(metrics ? { metrics } : {}),
       checkpoints,
       writtenAt: draft.stages.at(-1)?.startedAt ?? '',

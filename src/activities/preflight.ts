@@ -12,6 +12,26 @@ import { permanent } from './failures.js';
 import { freeBytes } from './checkpoint-space-check.js';
 import { stageHubModel } from './stage-model.js';
 import { REPO_ROOT } from '../config.js';
+import { runArchiveDir } from '../domain/paths.js';
+import { snapshotCode } from './code-shipping.js';
+import { workflowIdOfActivity } from './heartbeat-loop.js';
+
+/** `code`: the tree packed once for the whole run (code-shipping.ts); bad input fails here for good. */
+async function shippedCode(spec: ExperimentSpec): Promise<PreflightCheck[]> {
+  if (!spec.code) return [];
+  const shipped = await snapshotCode(spec, runArchiveDir(spec.storage, spec.name, workflowIdOfActivity()));
+  if (!shipped) return [];
+  const git = shipped.git
+    ? `git ${shipped.git.commit.slice(0, 12)}${shipped.git.dirty ? ' with local changes' : ''}`
+    : 'not in git';
+  return [
+    {
+      name: `code:${shipped.path}`,
+      ok: true,
+      detail: `${shipped.files} files, ${(shipped.treeBytes / 1e6).toFixed(1)} MB packed to ${(shipped.archiveBytes / 1e6).toFixed(1)} MB as ${shipped.uri} (${git})`,
+    },
+  ];
+}
 
 /** A warning, not a refusal: preflight passes; the check's detail says what to expect. */
 async function checkpointSpace(spec: ExperimentSpec): Promise<PreflightCheck[]> {
@@ -54,8 +74,9 @@ async function writable(dir: string, group: number | undefined): Promise<Preflig
 
 /**
  * Stage 1. Spec consistency, backend reachability, permissions and capacity, storage writable; a
- * `model.hub` revision is staged into model.hfHome (stage-model.ts).
- * Creates nothing (the probe file is removed). Idempotent; retried only for transient errors.
+ * `model.hub` revision is staged into model.hfHome (stage-model.ts); `code` is packed once for the
+ * run (code-shipping.ts: the archive, and its record next to the manifest, both write-once).
+ * Creates no cluster (the probe file is removed). Idempotent; retried only for transient errors.
  */
 export function createPreflight(deps: ActivityDeps) {
   return async function preflight(input: { spec: ExperimentSpec }): Promise<{ checks: PreflightCheck[] }> {
@@ -83,6 +104,8 @@ export function createPreflight(deps: ActivityDeps) {
         { checks: storage },
       );
     }
+    // Before the backend's checks: a tree that cannot travel is refused before anything else is asked.
+    const code = await shippedCode(spec);
     const backendChecks = await backend.preflight(spec);
     // After the backend's checks: a model is downloaded only for a cluster that can be had.
     const model = backendChecks.every((c) => c.ok)
@@ -95,6 +118,7 @@ export function createPreflight(deps: ActivityDeps) {
     const checks = [
       ...storage,
       ...(await checkpointSpace(spec)),
+      ...code,
       ...backendChecks,
       ...(model ? [model] : []),
     ];

@@ -25,9 +25,21 @@ export async function runRayJob(
   dashboard: RayHeadApi,
   submissionId: string,
   entrypoint: string,
-  options: { pollIntervalMs: number; env?: Record<string, string>; pyModules?: readonly string[] },
+  options: {
+    pollIntervalMs: number;
+    env?: Record<string, string>;
+    pyModules?: readonly string[];
+    /** runtime_env.working_dir: the spec's shipped `code` (code-shipping.ts). */
+    workingDir?: string;
+  },
 ): Promise<{ job: RayJobInfo; logs: string }> {
-  await dashboard.submitJob(submissionId, entrypoint, options.env ?? {}, options.pyModules);
+  await dashboard.submitJob(
+    submissionId,
+    entrypoint,
+    options.env ?? {},
+    options.pyModules,
+    options.workingDir,
+  );
   // Probe and validation jobs take seconds: short polls first, so the cluster does not sit idle
   // for most of a poll interval after the job ended (each poll is one small GET of the job's state).
   const nextDelay = pollDelays(options.pollIntervalMs);

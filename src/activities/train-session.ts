@@ -19,6 +19,7 @@ import {
 import type { ComputeBackend } from '../backends/backend.js';
 import type { RayHeadApi, RayJobInfo } from '../backends/ray/dashboard-client.js';
 import { backendOf } from './backend-of.js';
+import { shippedWorkingDir } from './code-shipping.js';
 import { rayHeadOf } from './ray-head-of.js';
 import { readTracker } from './checkpoints.js';
 import { freeBytes, warnIfCheckpointsWillNotFit } from './checkpoint-space-check.js';
@@ -114,7 +115,8 @@ export class TrainSession {
   async submitAndFollow(): Promise<TrainResult> {
     const { spec, checkpointDir, wandb } = this.input;
     const env = await trainJobEnv(spec, checkpointDir, wandb ?? { workflowId: this.workflowId });
-    await this.dashboard.submitJob(this.id, shellQuote(this.argv), env);
+    const workingDir = await shippedWorkingDir(this.dashboard, spec, this.store.runDir);
+    await this.dashboard.submitJob(this.id, shellQuote(this.argv), env, [], workingDir);
     return stoppingJobOnCancel(this.dashboard, this.id, async () => {
       try {
         return await this.follow();

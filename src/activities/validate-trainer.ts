@@ -9,6 +9,7 @@ import type { ValidationResult } from '../domain/results.js';
 import { validationSeeds } from '../domain/seed-ranges.js';
 import { trainerValidationArgv } from '../domain/validation-argv.js';
 import { backendOf } from './backend-of.js';
+import { shippedWorkingDir } from './code-shipping.js';
 import { rayHeadOf } from './ray-head-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
@@ -41,9 +42,12 @@ export async function validateWithTrainer(
     trainerValidationArgv(spec, checkpointPath, join(dirname(outPath), 'validation-trainer')),
   );
   const dashboard = await rayHeadOf(deps, handle);
+  // The tree that trained validates too (`code`: packed once for the run, next to the manifest).
+  const workingDir = await shippedWorkingDir(dashboard, spec, dirname(outPath));
   const { job, logs } = await runRayJob(dashboard, submissionId(handle.name, 'validate'), shellQuote(argv), {
     pollIntervalMs: deps.pollIntervalMs,
     env: modelJobEnv(spec.model),
+    workingDir,
   });
   if (job.status !== 'SUCCEEDED') {
     throw permanent(

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { shellQuote, validateArgv } from '../domain/entrypoint.js';
 import { ErrorTypes } from '../domain/error-types.js';
 import { submissionId } from '../domain/naming.js';
@@ -6,6 +7,7 @@ import { ValidationResultSchema, type ValidationResult } from '../domain/results
 import { validationSeeds } from '../domain/seed-ranges.js';
 import { PAYLOAD_ENV_TAG, validationRunnerOf } from '../domain/validation-runner.js';
 import { backendOf } from './backend-of.js';
+import { shippedWorkingDir } from './code-shipping.js';
 import { rayHeadOf } from './ray-head-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
@@ -34,8 +36,10 @@ async function validateWithPayload(deps: ActivityDeps, input: ValidateInput): Pr
     validateArgv(spec, input.checkpointPath, input.outPath),
   );
   const dashboard = await rayHeadOf(deps, handle);
+  const workingDir = await shippedWorkingDir(dashboard, spec, dirname(input.outPath));
   const { job, logs } = await runRayJob(dashboard, submissionId(handle.name, 'validate'), shellQuote(argv), {
     pollIntervalMs: deps.pollIntervalMs,
+    workingDir,
   });
   if (job.status !== 'SUCCEEDED')
     throw permanent(

@@ -6,7 +6,10 @@ import { dirname } from 'node:path';
  * Write `text` at `path` exactly once, atomically: link(2) fails with EEXIST instead of replacing.
  * A retry that finds the same bytes succeeds; different existing bytes are kept and reported.
  */
-export async function writeOnce(path: string, text: string): Promise<{ sha256: string; existing?: string }> {
+export async function writeOnce(
+  path: string,
+  text: string | Buffer,
+): Promise<{ sha256: string; existing?: string }> {
   const sha256 = createHash('sha256').update(text).digest('hex');
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${sha256.slice(0, 12)}.tmp`;

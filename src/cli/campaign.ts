@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { OrchestratorConfig } from '../config.js';
 import { resolveProvenance } from '../provenance/git.js';
+import { checkShippedCode } from './spec-files/code-check.js';
 import type { CampaignInput, CampaignResult } from '../domain/campaign.js';
 import { loadCampaignSpec } from './spec-files/load-campaign.js';
 import type { campaign } from '../workflows/campaign.js';
@@ -14,6 +15,7 @@ import { campaignView } from './views.js';
 /** Validate a campaign spec and resolve provenance: bad input stops here, before anything starts. */
 export async function prepareCampaign(specPath: string): Promise<CampaignInput> {
   const { experiment, budgets } = await loadCampaignSpec(specPath);
+  await checkShippedCode(experiment, specPath);
   return { spec: experiment, budgets, provenance: await resolveProvenance(experiment) };
 }
 

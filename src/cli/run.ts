@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { OrchestratorConfig } from '../config.js';
 import { resolveProvenance } from '../provenance/git.js';
+import { checkShippedCode } from './spec-files/code-check.js';
 import type { ExperimentInput, ExperimentResult } from '../domain/experiment-input.js';
 import { loadExperimentSpec } from './spec-files/load.js';
 import type { experiment } from '../workflows/experiment.js';
@@ -17,6 +18,7 @@ import { experimentStart } from './start-options.js';
  */
 export async function prepareRun(specPath: string): Promise<ExperimentInput> {
   const spec = await loadExperimentSpec(specPath);
+  await checkShippedCode(spec, specPath);
   return { spec, provenance: await resolveProvenance(spec) };
 }
 

@@ -8,6 +8,8 @@ import {
 } from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
 import { resolveProvenance } from '../provenance/git.js';
+
+import { checkShippedCode } from './spec-files/code-check.js';
 import type { ExperimentInput } from '../domain/experiment-input.js';
 import { parseExperimentSpec, parseYamlMapping } from './spec-files/load.js';
 import { looksLikeSweep, parseSweepSpec } from './spec-files/load-sweep.js';
@@ -48,9 +50,11 @@ export async function loadScheduledAction(specPath: string): Promise<ScheduledAc
   }
   if (looksLikeSweep(parseYamlMapping(text, specPath))) {
     const sweep = await parseSweepSpec(text, specPath, dirname(specPath));
+    await checkShippedCode(sweep.base, specPath, 'base.');
     return { kind: 'sweep', input: { sweep, provenance: await resolveProvenance(sweep.base) } };
   }
   const spec = parseExperimentSpec(text, specPath);
+  await checkShippedCode(spec, specPath);
   return { kind: 'experiment', input: { spec, provenance: await resolveProvenance(spec) } };
 }
 

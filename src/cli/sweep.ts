@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { OrchestratorConfig } from '../config.js';
 import { resolveProvenance } from '../provenance/git.js';
+import { checkShippedCode } from './spec-files/code-check.js';
 import { loadSweepSpec } from './spec-files/load-sweep.js';
 import type { SweepInput, SweepResult } from '../domain/sweep.js';
 import { rankedTable } from './ranked-table.js';
@@ -15,6 +16,7 @@ import { sweepView } from './views.js';
 /** Validate a sweep spec (every child's spec too) and resolve provenance: bad input stops here. */
 export async function prepareSweep(specPath: string): Promise<SweepInput> {
   const spec = await loadSweepSpec(specPath);
+  await checkShippedCode(spec.base, specPath, 'base.');
   return { sweep: spec, provenance: await resolveProvenance(spec.base) };
 }
 

@@ -10,8 +10,11 @@ import type { ResolvedProvenance } from './provenance.js';
  */
 export const CodeCommitsSchema = z.strictObject({
   trainedCode: z.strictObject({
-    /** image-labels: from the verified image's labels; orchestrator-repo: the local backend runs this repo's payload. */
-    from: z.enum(['image-labels', 'orchestrator-repo', 'unknown']),
+    /**
+     * image-labels: from the verified image's labels; orchestrator-repo: the local backend runs this
+     * repo's payload; shipped-tree: the spec's `code`, packed with the jobs (manifest `code`).
+     */
+    from: z.enum(['image-labels', 'orchestrator-repo', 'shipped-tree', 'unknown']),
     commit: z.string().optional(),
     repository: z.string().optional(),
     ragenCommit: z.string().optional(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ALLREDUCE_SECONDS_DEFAULT, ChecksSchema } from './checks.js';
+import { CodeSchema } from './code.js';
 import { CostSchema } from './gpu-usage.js';
 import { ImageRefSchema } from './image.js';
 import { ImageContractSchema } from './image-contract.js';
@@ -163,6 +164,8 @@ export const ExperimentSpecSchema = z
       ),
     backend: z.enum(['local', 'kuberay']).default('local'),
     image: ImageRefSchema.optional(),
+    /** A local checkout shipped with every job as its working_dir (src/domain/code.ts); absent: the image's code. */
+    code: CodeSchema.optional(),
     /** What the image must provide, checked on every node right after join (src/domain/image-contract.ts). */
     imageContract: ImageContractSchema.optional(),
     /** The model RAGEN loads (`model_path`): a directory on shared storage, or a pinned Hub revision staged there. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ClusterHandleSchema, RayNodeSchema } from './cluster.js';
+import { CodeSourceSchema } from './code.js';
 import { CodeCommitsSchema } from './code-commits.js';
 import { ExperimentSpecSchema } from './experiment.js';
 import { EarlyStopSchema, ExperimentOutcomeSchema, PruningSchema } from './experiment-input.js';
@@ -31,6 +32,8 @@ export const ManifestSchema = z.strictObject({
   /** Which code trained (from the image's labels) and which orchestrator ran it; absent in manifests of older runs. */
   commits: CodeCommitsSchema.optional(),
   image: ImageVerificationSchema,
+  /** Where the trained code came from: the image, the worker's Python (local), or a shipped tree (spec `code`); absent in older manifests. */
+  code: CodeSourceSchema.optional(),
   rayVersion: z.strictObject({
     declared: z.string(),
     planned: z.string().optional(),

@@ -38,6 +38,22 @@ export function manifestPath(archiveDir: string, name: string, workflowId: strin
   return joinPath(runFolder(archiveDir, name, workflowId), 'manifest.json');
 }
 
+/** A shipped tree's record (src/domain/code.ts ShippedCode) next to the manifest: written once per run. */
+export function shippedCodePath(runDir: string): string {
+  return joinPath(runDir, 'code.json');
+}
+
+/** `git diff HEAD` of a dirty shipped tree, next to the manifest. */
+export const CODE_DIFF_FILE = 'code.diff';
+
+/**
+ * Shipped archives, one per content (`_ray_pkg_<sha1>.zip`), shared by the runs under a storage
+ * root: a sweep's children that ship the same tree keep one copy. `_` never starts a run's name.
+ */
+export function codePackageStorePath(archiveDir: string, packageName: string): string {
+  return joinPath(archiveDir, '_code-packages', packageName);
+}
+
 /** The validation results next to the manifest. */
 export function validationResultsPath(runDir: string): string {
   return joinPath(runDir, 'validation.json');

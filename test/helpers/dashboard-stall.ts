@@ -71,12 +71,12 @@ export class DashboardStalls {
       uploadPackage: (name, bytes) => real.uploadPackage(name, bytes),
       followJobLog: (id, node, onData, onEnd) => real.followJobLog(id, node, onData, onEnd),
       stopJob: (id) => real.stopJob(id),
-      submitJob: async (id, entrypoint, env, pyModules) => {
+      submitJob: async (id, entrypoint, env, pyModules, workingDir) => {
         if (id.endsWith('-train-0') && this.trainId === undefined) {
           this.trainId = id;
           await this.stall('train submit', id.slice(0, -'-train-0'.length));
         }
-        const result = await real.submitJob(id, entrypoint, env, pyModules);
+        const result = await real.submitJob(id, entrypoint, env, pyModules, workingDir);
         this.submits.push({ id, created: result.created });
         return result;
       },

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -34,6 +34,8 @@ import { rayProcesses } from '../helpers/processes.js';
 import { activityAttempts } from '../helpers/history-attempts.js';
 import { DashboardStalls, dashboardPidAmong } from '../helpers/dashboard-stall.js';
 import { testInput } from '../helpers/specs.js';
+import { assertShippedCopyRan, changedPayloadCopy } from '../helpers/shipped-payload.js';
+import { ManifestSchema } from '../../src/domain/manifest.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
 import { applyAll, renderWorkerManifests, serviceAccountKubeconfig } from '../helpers/worker-manifests.js';
 
@@ -170,8 +172,11 @@ function printStartTimes(cluster: string, createdAt: number, joinedAt: number | 
 }
 
 describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, stand-in kubelet, real Ray)', () => {
-  it('runs every stage and ends with the RayCluster and its Pods deleted; counts Kubernetes API requests', async () => {
+  it('runs every stage with a changed local copy of the payload shipped as working_dir (training and trainer validation run it) and ends with the RayCluster and its Pods deleted; counts Kubernetes API requests', async () => {
     const clustersBefore = clustersRun().length;
+    // The Pods mount the storage volume at the same path: the copy's marker file is written there.
+    const copy = await changedPayloadCopy(await mkdtemp(join(storage, 'code-')));
+    const code = { path: copy.root, exclude: ['tests/'], maxSizeMb: 100 };
     const samples: { stage: string; at: number; requests: number; joined: number }[] = [];
     const custom = kube.admin.makeApiClient(CustomObjectsApi); // not the backend's client: its requests are counted
     let createdAt = 0;
@@ -179,7 +184,7 @@ describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, sta
       const handle = await env.client.workflow.start<typeof experiment>('experiment', {
         taskQueue,
         workflowId: uniqueId('k-wf'),
-        args: [testInput(spec(20, 10))],
+        args: [testInput({ ...spec(20, 10), code })],
       });
       let done = false;
       const sampler = (async () => {
@@ -216,9 +221,13 @@ describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, sta
     assert.equal(result.outcome, 'succeeded', JSON.stringify(result, null, 2));
     assert.equal(result.training.finalStep, 20);
     assert.equal(result.teardown.outcome, 'succeeded');
-    const manifest = JSON.parse(await readFile(result.archive.manifestPath ?? '', 'utf8')) as {
-      image: { ref?: string; verified: boolean; rayVersion?: string; note: string };
-    };
+    const manifest = ManifestSchema.parse(
+      JSON.parse(await readFile(result.archive.manifestPath ?? '', 'utf8')),
+    );
+    await assertShippedCopyRan(manifest, copy, [
+      'trainer.total_training_steps=20',
+      '++trainer.val_only=True',
+    ]);
     assert.equal(manifest.image.ref, image);
     assert.equal(manifest.image.verified, true, manifest.image.note);
     assert.equal(manifest.image.rayVersion, '2.60.0');

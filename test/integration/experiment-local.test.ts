@@ -22,6 +22,7 @@ import { RAY_VERSION_LABEL } from '../../src/registry/ray-version.js';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ExperimentResult } from '../../src/domain/experiment-input.js';
+import { assertShippedCopyRan, changedPayloadCopy } from '../helpers/shipped-payload.js';
 
 const run = promisify(execFile);
 
@@ -48,7 +49,7 @@ after(async () => {
 });
 
 describe('experiment on the real dev server, real Ray, real payload (local backend)', () => {
-  it('runs all stages, archives a manifest with validation success, and leaves no Ray process', async () => {
+  it('runs all stages with a changed local copy of the payload shipped as working_dir, archives a manifest with validation success, and leaves no Ray process', async () => {
     const config = { ...loadConfig(), RAGEN_RUN_ROOT: runRoot, RAGEN_POLL_INTERVAL_MS: 1000 };
     const taskQueue = uniqueId('it');
     const worker = await Worker.create({
@@ -59,7 +60,10 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
     });
     // A model directory on the (shared) storage: the probe reads it on every node, model_path points at it.
     const { dir: modelDir, files: modelFiles } = await writeModelDir(join(storage, 'models', 'qwen-tiny'));
-    const spec = testSpec({ image: images.matching, model: { path: modelDir } }, storage);
+    // The payload ships from a changed copy (spec `code`): training and validation must run it.
+    const copy = await changedPayloadCopy(storage);
+    const code = { path: copy.root, exclude: ['tests/'], maxSizeMb: 100 };
+    const spec = testSpec({ image: images.matching, model: { path: modelDir }, code }, storage);
     const result = await worker.runUntil(
       env.client.workflow.execute<typeof experiment>('experiment', {
         taskQueue,
@@ -120,6 +124,7 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
     console.log(
       `environment probe (passing): wall_s ${probe.wall_s} in the driver, job ${probe.jobSeconds} s`,
     );
+    await assertShippedCopyRan(manifest, copy, ['trainer.total_training_steps=20', '--episodes']);
     assert.deepEqual(await rayProcesses(), [], 'teardown left Ray processes');
   });
 
@@ -187,6 +192,10 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
         /image: .*the digest must be sha256: followed by 64 lowercase hex characters/,
       ],
       [`${validSpecYaml(storage)}gpus: 2\n`, /gpus: unknown field/],
+      [
+        `${validSpecYaml(storage)}code:\n  path: /nonexistent/RAGEN\n`,
+        /code\.path: \/nonexistent\/RAGEN does not exist on the worker's machine; point code\.path at a checkout/,
+      ],
       ['name: [', /malformed YAML/],
     ];
     const emptyRoot = `/tmp/ro-bad-${process.pid}`;

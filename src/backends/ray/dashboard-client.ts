@@ -38,12 +38,16 @@ interface NodesResponse {
 export interface RayHeadApi {
   rayVersion(): Promise<string>;
   nodes(): Promise<RayNode[]>;
-  /** `pyModules`: package URIs (`gcs://_ray_pkg_….zip`) put on the job's PYTHONPATH (runtime_env.py_modules). */
+  /**
+   * `pyModules`: package URIs (`gcs://_ray_pkg_….zip`) put on the job's PYTHONPATH (runtime_env.py_modules).
+   * `workingDir`: a package URI unpacked as the job's cwd (runtime_env.working_dir: the spec's `code`).
+   */
   submitJob(
     submissionId: string,
     entrypoint: string,
     envVars: Record<string, string>,
     pyModules?: readonly string[],
+    workingDir?: string,
   ): Promise<{ created: boolean }>;
   /** Whether the head's GCS holds the package `_ray_pkg_<hash>.zip` (GET /api/packages/gcs/<name>). */
   packageExists(name: string): Promise<boolean>;
@@ -131,10 +135,15 @@ export class RayDashboardClient implements RayHeadApi {
     entrypoint: string,
     envVars: Record<string, string>,
     pyModules: readonly string[] = [],
+    workingDir?: string,
   ): Promise<{ created: boolean }> {
-    // py_modules, never working_dir: a working_dir would become the job's cwd (`python train.py` needs the image's).
-    const runtimeEnv =
-      pyModules.length > 0 ? { env_vars: envVars, py_modules: pyModules } : { env_vars: envVars };
+    // Probes travel as py_modules, never working_dir: a working_dir becomes the job's cwd, and
+    // `python train.py` needs the image's, unless the spec ships the tree that holds train.py (`code`).
+    const runtimeEnv = {
+      env_vars: envVars,
+      ...(pyModules.length > 0 ? { py_modules: pyModules } : {}),
+      ...(workingDir ? { working_dir: workingDir } : {}),
+    };
     try {
       await this.call(`/api/jobs/`, {
         method: 'POST',
@@ -167,7 +176,8 @@ export class RayDashboardClient implements RayHeadApi {
     await this.call(`/api/packages/gcs/${encodeURIComponent(name)}`, {
       method: 'PUT',
       bytes,
-      timeoutMs: 60_000,
+      // A shipped tree may be 100s of MB: a minute, plus a second a MB (a slow link to the cluster).
+      timeoutMs: 60_000 + Math.ceil(bytes.length / 1e6) * 1000,
     });
   }
 

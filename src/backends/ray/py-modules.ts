@@ -56,7 +56,7 @@ export async function buildPyModulesPackage(
  */
 export async function ensurePackageUploaded(
   head: RayHeadApi,
-  pkg: PyModulesPackage,
+  pkg: { name: string; bytes: Buffer },
 ): Promise<{ uploaded: boolean }> {
   if (await head.packageExists(pkg.name)) return { uploaded: false };
   await head.uploadPackage(pkg.name, pkg.bytes);
