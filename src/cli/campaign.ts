@@ -6,6 +6,7 @@ import { loadCampaignSpec } from './spec-files/load-campaign.js';
 import type { campaign } from '../workflows/campaign.js';
 import { extendUpdate, pauseUpdate, progressQuery, resumeUpdate } from '../workflows/campaign-definitions.js';
 import { withClient } from './client.js';
+import { startOrExplain } from './start-failures.js';
 import { follow } from './follow.js';
 import { printOutcome } from './outcome.js';
 import { campaignStart } from './start-options.js';
@@ -33,12 +34,14 @@ function printCampaign(r: CampaignResult): void {
 export async function campaignCommand(config: OrchestratorConfig, input: CampaignInput): Promise<number> {
   return withClient(config, async (client) => {
     const workflowId = `campaign-${input.spec.name}-${randomUUID().slice(0, 8)}`;
-    const handle = await client.workflow.start<typeof campaign>('campaign', {
-      taskQueue: config.RAGEN_TASK_QUEUE,
-      workflowId,
-      args: [input],
-      ...campaignStart(input.spec, workflowId),
-    });
+    const handle = await startOrExplain(client, config.temporal, () =>
+      client.workflow.start<typeof campaign>('campaign', {
+        taskQueue: config.RAGEN_TASK_QUEUE,
+        workflowId,
+        args: [input],
+        ...campaignStart(input.spec, workflowId),
+      }),
+    );
     console.log(
       `started ${workflowId}; control it with: campaign pause|resume|extend <steps>|cancel ${workflowId}`,
     );

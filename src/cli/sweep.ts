@@ -7,6 +7,7 @@ import { rankedTable } from './ranked-table.js';
 import type { sweep } from '../workflows/sweep.js';
 import { setSweepLimitsUpdate, sweepStatusQuery } from '../workflows/sweep-definitions.js';
 import { withClient } from './client.js';
+import { startOrExplain } from './start-failures.js';
 import { follow } from './follow.js';
 import { printOutcome } from './outcome.js';
 import { sweepStart } from './start-options.js';
@@ -31,12 +32,14 @@ export function printSweepResult(r: SweepResult): void {
 export async function sweepCommand(config: OrchestratorConfig, input: SweepInput): Promise<number> {
   return withClient(config, async (client) => {
     const workflowId = `sweep-${input.sweep.name}-${randomUUID().slice(0, 8)}`;
-    const handle = await client.workflow.start<typeof sweep>('sweep', {
-      taskQueue: config.RAGEN_TASK_QUEUE,
-      workflowId,
-      args: [input],
-      ...sweepStart(input.sweep, workflowId),
-    });
+    const handle = await startOrExplain(client, config.temporal, () =>
+      client.workflow.start<typeof sweep>('sweep', {
+        taskQueue: config.RAGEN_TASK_QUEUE,
+        workflowId,
+        args: [input],
+        ...sweepStart(input.sweep, workflowId),
+      }),
+    );
     console.log(`started ${workflowId} (run ${handle.firstExecutionRunId})`);
     // The id without a run id follows the sweep across continue-as-new.
     const latest = client.workflow.getHandle(workflowId);
