@@ -6,6 +6,8 @@ import { loadCampaignSpec } from './spec-files/load-campaign.js';
 import type { campaign } from '../workflows/campaign.js';
 import { extendUpdate, pauseUpdate, progressQuery, resumeUpdate } from '../workflows/campaign-definitions.js';
 import { withClient } from './client.js';
+import { checkLocalStorageWritable } from './spec-files/local-storage-check.js';
+import { resumeLossWarning } from '../domain/resume-loss.js';
 import { startOrExplain } from './start-failures.js';
 import { follow } from './follow.js';
 import { printOutcome } from './outcome.js';
@@ -15,6 +17,9 @@ import { campaignView } from './views.js';
 /** Validate a campaign spec and resolve provenance: bad input stops here, before anything starts. */
 export async function prepareCampaign(specPath: string): Promise<CampaignInput> {
   const { experiment, budgets } = await loadCampaignSpec(specPath);
+  await checkLocalStorageWritable(experiment, specPath);
+  const warning = resumeLossWarning(experiment.trainer);
+  if (warning) console.error(warning);
   return { spec: experiment, budgets, provenance: await resolveProvenance(experiment) };
 }
 

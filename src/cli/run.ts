@@ -5,6 +5,7 @@ import type { ExperimentInput, ExperimentResult } from '../domain/experiment-inp
 import { loadExperimentSpec } from './spec-files/load.js';
 import type { experiment } from '../workflows/experiment.js';
 import { withClient } from './client.js';
+import { checkLocalStorageWritable } from './spec-files/local-storage-check.js';
 import { startOrExplain } from './start-failures.js';
 import { follow } from './follow.js';
 import { statusView } from './views.js';
@@ -18,6 +19,7 @@ import { experimentStart } from './start-options.js';
  */
 export async function prepareRun(specPath: string): Promise<ExperimentInput> {
   const spec = await loadExperimentSpec(specPath);
+  await checkLocalStorageWritable(spec, specPath);
   return { spec, provenance: await resolveProvenance(spec) };
 }
 

@@ -7,6 +7,7 @@ import { rankedTable } from './ranked-table.js';
 import type { sweep } from '../workflows/sweep.js';
 import { setSweepLimitsUpdate, sweepStatusQuery } from '../workflows/sweep-definitions.js';
 import { withClient } from './client.js';
+import { checkLocalStorageWritable } from './spec-files/local-storage-check.js';
 import { startOrExplain } from './start-failures.js';
 import { follow } from './follow.js';
 import { printOutcome } from './outcome.js';
@@ -16,6 +17,7 @@ import { sweepView } from './views.js';
 /** Validate a sweep spec (every child's spec too) and resolve provenance: bad input stops here. */
 export async function prepareSweep(specPath: string): Promise<SweepInput> {
   const spec = await loadSweepSpec(specPath);
+  await checkLocalStorageWritable(spec.base, specPath);
   return { sweep: spec, provenance: await resolveProvenance(spec.base) };
 }
 
