@@ -38,6 +38,17 @@ const ConfigSchema = z.object({
     .default('default'),
   /** service: head Service DNS (worker in the cluster); head-status: status.head.podIP + endpoints.dashboard. */
   RAGEN_KUBERAY_DASHBOARD: z.enum(['service', 'head-status']).default('service'),
+  /**
+   * The worker's operator endpoint (/metrics, /healthz, /readyz) on all interfaces: a port, or `off`.
+   * On by default: an operator's Prometheus and the Deployment's probes expect it.
+   */
+  RAGEN_METRICS_PORT: z
+    .union([z.literal('off'), z.coerce.number().int().min(1).max(65535)], {
+      error: 'RAGEN_METRICS_PORT must be a port number (1-65535) or off',
+    })
+    .default(9464),
+  /** The Temporal SDK's own Prometheus exporter, on loopback; /metrics appends what it serves. */
+  RAGEN_SDK_METRICS_PORT: z.coerce.number().int().min(1).max(65535).default(9465),
   KUBECONFIG: z.string().optional(),
   KUBERNETES_SERVICE_HOST: z.string().optional(),
 });
