@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { loadConfig } from '../../src/config.js';
+import { startMetricsServer } from '../../src/metrics/metrics-server.js';
+import { createProductMetrics } from '../../src/metrics/product-metrics.js';
+import { closedPort } from '../helpers/cli-process.js';
+
+describe('the worker metrics endpoint', () => {
+  it('RAGEN_METRICS_PORT: 9464 by default, a port, or off; anything else names the variable', () => {
+    const port = (v?: string) =>
+      loadConfig({ RAGEN_METRICS_PORT: v } as NodeJS.ProcessEnv).RAGEN_METRICS_PORT;
+    assert.equal(port(undefined), 9464);
+    assert.equal(port('9100'), 9100);
+    assert.equal(port('off'), 'off');
+    assert.throws(() => port('on'), /RAGEN_METRICS_PORT must be a port number \(1-65535\) or off/);
+  });
+
+  it('serves the product metrics with a comment when the SDK exporter is down; readiness follows the worker', async () => {
+    const metrics = createProductMetrics();
+    metrics.activityOutcomes.inc({ workflow_type: 'experiment', stage: 'train', outcome: 'succeeded' });
+    let ready = false;
+    const { server, port } = await startMetricsServer({
+      port: 0,
+      host: '127.0.0.1',
+      registry: metrics.registry,
+      sdkMetricsUrl: `http://127.0.0.1:${await closedPort()}/metrics`,
+      ready: () => ready,
+    });
+    try {
+      const get = (p: string) => fetch(`http://127.0.0.1:${port}${p}`);
+      const res = await get('/metrics');
+      assert.equal(res.status, 200);
+      const text = await res.text();
+      assert.match(
+        text,
+        /ragen_activity_outcomes_total\{workflow_type="experiment",stage="train",outcome="succeeded"\} 1/,
+      );
+      assert.match(text, /# temporal sdk metrics unavailable/);
+      assert.equal((await get('/healthz')).status, 200);
+      assert.equal((await get('/readyz')).status, 503);
+      ready = true;
+      assert.equal((await get('/readyz')).status, 200);
+      assert.equal((await get('/other')).status, 404);
+    } finally {
+      server.close();
+    }
+  });
+});
