@@ -2,6 +2,7 @@ import type { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { ProductMetrics } from './product-metrics.js';
+import { observeActivityEnd } from './run-end-observer.js';
 
 /** The error type a failure is counted under: an ApplicationFailure's type, else the class name. */
 export function errorType(err: unknown): string {
@@ -24,6 +25,7 @@ export function activityMetricsInterceptor(metrics: ProductMetrics): ActivityInt
         const end = metrics.stageDuration.startTimer({ workflow_type: workflowType, stage });
         try {
           const result = await next(input);
+          observeActivityEnd(metrics, stage, input.args, result);
           end({ outcome: 'succeeded' });
           metrics.activityOutcomes.inc({ workflow_type: workflowType, stage, outcome: 'succeeded' });
           return result;

@@ -36,6 +36,29 @@ export function createProductMetrics() {
       labelNames: ['stage', 'error_type'] as const,
       registers: [registry],
     }),
+    runsFinished: new Counter({
+      name: 'ragen_runs_finished_total',
+      help: 'Runs archived (every run archives at its end), by kind (experiment, campaign, sweep) and outcome; campaign attempts and sweep children count as experiments',
+      labelNames: ['kind', 'outcome'] as const,
+      registers: [registry],
+    }),
+    // No team label: the spec has no teams yet.
+    gpuSecondsAllocated: new Counter({
+      name: 'ragen_gpu_seconds_allocated_total',
+      help: 'GPU-seconds allocated (GPUs x cluster time) by finished experiments',
+      registers: [registry],
+    }),
+    gpuSecondsBusy: new Counter({
+      name: 'ragen_gpu_seconds_busy_total',
+      help: 'GPU-seconds of finished experiments spent in training and validation',
+      registers: [registry],
+    }),
+    reaperDeletions: new Counter({
+      name: 'ragen_reaper_deletions_total',
+      // Unlabelled, so it is in every scrape (at 0) before the first deletion; the reaper's report names each.
+      help: 'Clusters the reaper deleted (owner workflow closed or missing)',
+      registers: [registry],
+    }),
   };
 }
 

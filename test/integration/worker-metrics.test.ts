@@ -115,6 +115,12 @@ describe('worker metrics, health and the Grafana dashboard (real dev server, sta
       1,
     );
     assert.equal(sample(text, 'ragen_activity_retries_total', { stage: 'preflight' }), 1);
+    assert.equal(
+      sample(before, 'ragen_runs_finished_total', { kind: 'experiment', outcome: 'succeeded' }),
+      0,
+    );
+    assert.equal(sample(text, 'ragen_runs_finished_total', { kind: 'experiment', outcome: 'succeeded' }), 1);
+    assert.ok(sample(text, 'ragen_gpu_seconds_allocated_total') >= 0);
     assert.ok(sample(text, 'temporal_workflow_completed') >= 1, 'the SDK counts the completed workflow');
     scrape = text;
   });

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { startMetricsServer } from '../../src/metrics/metrics-server.js';
 import { createProductMetrics } from '../../src/metrics/product-metrics.js';
+import { observeActivityEnd } from '../../src/metrics/run-end-observer.js';
 import { closedPort } from '../helpers/cli-process.js';
 
 describe('the worker metrics endpoint', () => {
@@ -44,5 +45,27 @@ describe('the worker metrics endpoint', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('run ends and reaper deletions, read from activity inputs and results', () => {
+  it('counts runs by kind and outcome, GPU time from experiments only, deleted clusters only', async () => {
+    const m = createProductMetrics();
+    const gpuUsage = { gpus: 2, allocatedSeconds: 100, busySeconds: 60, allocatedGpuHours: 0.03 };
+    observeActivityEnd(m, 'archive', [{ draft: { outcome: 'failed', gpuUsage } }], {});
+    observeActivityEnd(m, 'archiveCampaign', [{ draft: { outcome: 'succeeded', gpuSeconds: 999 } }], {});
+    observeActivityEnd(m, 'archiveSweep', [{ manifest: { outcome: 'cancelled' } }], {});
+    observeActivityEnd(m, 'reapClusters', [{}], {
+      entries: [{ action: 'deleted' }, { action: 'kept' }, { action: 'deleted' }],
+    });
+    observeActivityEnd(m, 'train', [{ draft: { outcome: 'succeeded' } }], {});
+    const text = await m.registry.metrics();
+    assert.match(text, /ragen_runs_finished_total\{kind="experiment",outcome="failed"\} 1/);
+    assert.match(text, /ragen_runs_finished_total\{kind="campaign",outcome="succeeded"\} 1/);
+    assert.match(text, /ragen_runs_finished_total\{kind="sweep",outcome="cancelled"\} 1/);
+    assert.doesNotMatch(text, /outcome="succeeded"\} 2|kind="experiment",outcome="succeeded"/);
+    assert.match(text, /ragen_gpu_seconds_allocated_total 100\n/);
+    assert.match(text, /ragen_gpu_seconds_busy_total 60\n/);
+    assert.match(text, /ragen_reaper_deletions_total 2\n/);
   });
 });
