@@ -7,10 +7,10 @@ import { observeActivityEnd } from '../../src/metrics/run-end-observer.js';
 import { closedPort } from '../helpers/cli-process.js';
 
 describe('the worker metrics endpoint', () => {
-  it('RAGEN_METRICS_PORT: 9464 by default, a port, or off; anything else names the variable', () => {
+  it('RAGEN_METRICS_PORT: off by default, a port, or off; anything else names the variable', () => {
     const port = (v?: string) =>
       loadConfig({ RAGEN_METRICS_PORT: v } as NodeJS.ProcessEnv).RAGEN_METRICS_PORT;
-    assert.equal(port(undefined), 9464);
+    assert.equal(port(undefined), 'off');
     assert.equal(port('9100'), 9100);
     assert.equal(port('off'), 'off');
     assert.throws(() => port('on'), /RAGEN_METRICS_PORT must be a port number \(1-65535\) or off/);
