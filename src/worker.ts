@@ -91,15 +91,19 @@ async function main(): Promise<void> {
     },
   });
   const metrics = config.RAGEN_METRICS_PORT === 'off' ? undefined : createProductMetrics();
-  const { worker, close } = await createWorker(config, metrics);
+  // Up before the worker (bundling the workflows on start takes a while): /healthz answers at once,
+  // /readyz says 503 until the worker polls.
+  const started: { worker?: Worker } = {};
   const endpoint = metrics
     ? await startMetricsServer({
         port: config.RAGEN_METRICS_PORT as number,
         registry: metrics.registry,
         sdkMetricsUrl: `http://127.0.0.1:${config.RAGEN_SDK_METRICS_PORT}/metrics`,
-        ready: () => worker.getState() === 'RUNNING',
+        ready: () => started.worker?.getState() === 'RUNNING',
       })
     : undefined;
+  const { worker, close } = await createWorker(config, metrics);
+  started.worker = worker;
   logger.info('worker: polling task queue', {
     taskQueue: worker.options.taskQueue,
     namespace: config.temporal.namespace,
