@@ -58,7 +58,11 @@ describe('start failures against a real dev server (no project search attributes
       'name: sa-sweep\nbase: base.yaml\nparameters:\n  grid:\n    trainer.seedTrain: [1, 2]\n',
     );
     const campaign = join(dir, 'campaign.yaml');
-    await writeFile(campaign, `${validSpecYaml(dir)}campaign:\n  maxAttempts: 2\n`);
+    // saveFreq 5 of 20: within the resume-loss bound, so no warning line before the error.
+    await writeFile(
+      campaign,
+      `${validSpecYaml(dir).replace('  saveFreq: 10', '  saveFreq: 5')}campaign:\n  maxAttempts: 2\n`,
+    );
     for (const args of [
       ['sweep', sweep],
       ['campaign', campaign],
