@@ -18,4 +18,6 @@ RUN npm run build
 # TEMPORAL_API_KEY, TEMPORAL_TLS*, or a profile file (TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE).
 ENV TEMPORAL_ADDRESS=temporal:7233
 # JSON log lines on stdout (pino): level, time, msg, and workflowId/stage/attempt where known.
+# /metrics, /healthz, /readyz (RAGEN_METRICS_PORT).
+EXPOSE 9464
 CMD ["node", "dist/worker.js"]

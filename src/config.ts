@@ -38,6 +38,18 @@ const ConfigSchema = z.object({
     .default('default'),
   /** service: head Service DNS (worker in the cluster); head-status: status.head.podIP + endpoints.dashboard. */
   RAGEN_KUBERAY_DASHBOARD: z.enum(['service', 'head-status']).default('service'),
+  /**
+   * The worker's operator endpoint (/metrics, /healthz, /readyz) on all interfaces: a port, or `off`.
+   * Off unless set: several workers on one host (tests, a bench) would fight over a fixed port; the
+   * shipped Deployment (configmap.yaml) and docker-compose set 9464.
+   */
+  RAGEN_METRICS_PORT: z
+    .union([z.literal('off'), z.coerce.number().int().min(1).max(65535)], {
+      error: 'RAGEN_METRICS_PORT must be a port number (1-65535) or off',
+    })
+    .default('off'),
+  /** The Temporal SDK's own Prometheus exporter, on loopback; /metrics appends what it serves. */
+  RAGEN_SDK_METRICS_PORT: z.coerce.number().int().min(1).max(65535).default(9465),
   KUBECONFIG: z.string().optional(),
   KUBERNETES_SERVICE_HOST: z.string().optional(),
 });

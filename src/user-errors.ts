@@ -59,11 +59,14 @@ function unreachable(err: unknown): boolean {
   return isGrpcServiceError(grpc) && grpc.code === GRPC_UNAVAILABLE;
 }
 
-/** The name in the server's refusal of an unregistered search attribute (start, upsert or query). */
-function unregisteredSearchAttribute(err: unknown): string | undefined {
+/** The name in the server's refusal of an unregistered search attribute (start, upsert or query; old and new wording). */
+export function refusedSearchAttribute(err: unknown): string | undefined {
   for (let e = err; e instanceof Error; e = e.cause) {
-    const m = /search attribute:? (\w+) is not defined|invalid search attribute: (\w+)/.exec(e.message);
-    if (m) return m[1] ?? m[2];
+    const m =
+      /no mapping defined for search attribute (\w+)|search attribute:? (\w+) is not defined|invalid search attribute: (\w+)/.exec(
+        e.message,
+      );
+    if (m) return m[1] ?? m[2] ?? m[3];
   }
   return undefined;
 }
@@ -102,7 +105,7 @@ export function describeUserError(
   if (err instanceof QueryNotRegisteredError) {
     return { message: `the workflow does not answer this query: ${err.message.split('\n')[0]}`, exitCode: 1 };
   }
-  const attribute = unregisteredSearchAttribute(err);
+  const attribute = refusedSearchAttribute(err);
   if (attribute) {
     const ns = ctx?.namespace ?? 'default';
     return {

@@ -14,6 +14,9 @@ import { temporalConnectionSettings } from './temporal-connection.js';
 import { workflowSource } from './workflow-code.js';
 import { describeUserError } from './user-errors.js';
 import { describeWorkflowStatus } from './workflow-status.js';
+import { activityMetricsInterceptor } from './metrics/activity-metrics-interceptor.js';
+import { startMetricsServer } from './metrics/metrics-server.js';
+import { type ProductMetrics, createProductMetrics } from './metrics/product-metrics.js';
 
 export { workflowsPath } from './workflow-code.js';
 
@@ -42,6 +45,7 @@ export function activityDeps(
  */
 export async function createWorker(
   config: OrchestratorConfig,
+  metrics?: ProductMetrics,
 ): Promise<{ worker: Worker; client: Client; close: () => Promise<void> }> {
   const { connectionOptions, namespace } = config.temporal;
   const connection = await NativeConnection.connect(connectionOptions);
@@ -58,6 +62,7 @@ export async function createWorker(
     // Cancellation reaches an activity in a heartbeat reply; the default throttle (0.8 x the 60 s
     // heartbeat timeout) would let a cancelled or paused training job run on for up to 48 s.
     maxHeartbeatThrottleInterval: '3 seconds',
+    ...(metrics ? { interceptors: { activity: [activityMetricsInterceptor(metrics)] } } : {}),
   });
   return {
     worker,
@@ -78,9 +83,27 @@ async function main(): Promise<void> {
   // The SDK's own lines and the native core's (forwarded at WARN) go through the same JSON logger.
   Runtime.install({
     logger,
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
+      ...(config.RAGEN_METRICS_PORT === 'off'
+        ? {}
+        : { metrics: { prometheus: { bindAddress: `127.0.0.1:${config.RAGEN_SDK_METRICS_PORT}` } } }),
+    },
   });
-  const { worker, close } = await createWorker(config);
+  const metrics = config.RAGEN_METRICS_PORT === 'off' ? undefined : createProductMetrics();
+  // Up before the worker (bundling the workflows on start takes a while): /healthz answers at once,
+  // /readyz says 503 until the worker polls.
+  const started: { worker?: Worker } = {};
+  const endpoint = metrics
+    ? await startMetricsServer({
+        port: config.RAGEN_METRICS_PORT as number,
+        registry: metrics.registry,
+        sdkMetricsUrl: `http://127.0.0.1:${config.RAGEN_SDK_METRICS_PORT}/metrics`,
+        ready: () => started.worker?.getState() === 'RUNNING',
+      })
+    : undefined;
+  const { worker, close } = await createWorker(config, metrics);
+  started.worker = worker;
   logger.info('worker: polling task queue', {
     taskQueue: worker.options.taskQueue,
     namespace: config.temporal.namespace,
@@ -88,8 +111,10 @@ async function main(): Promise<void> {
     workflowCode:
       'workflowBundle' in workflowSource(config.RAGEN_WORKFLOW_BUNDLE) ? 'prebuilt' : 'bundled on start',
     startMs: Math.round(performance.now() - startedAt),
+    metricsPort: endpoint?.port ?? 'off',
   });
   await worker.run();
+  endpoint?.server.close();
   await close();
 }
 

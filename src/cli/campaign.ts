@@ -7,6 +7,9 @@ import { loadCampaignSpec } from './spec-files/load-campaign.js';
 import type { campaign } from '../workflows/campaign.js';
 import { extendUpdate, pauseUpdate, progressQuery, resumeUpdate } from '../workflows/campaign-definitions.js';
 import { withClient } from './client.js';
+import { checkLocalStorageWritable } from './spec-files/local-storage-check.js';
+import { resumeLossWarning } from '../domain/resume-loss.js';
+import { startOrExplain } from './start-failures.js';
 import { follow } from './follow.js';
 import { printOutcome } from './outcome.js';
 import { campaignStart } from './start-options.js';
@@ -16,6 +19,9 @@ import { campaignView } from './views.js';
 export async function prepareCampaign(specPath: string): Promise<CampaignInput> {
   const { experiment, budgets } = await loadCampaignSpec(specPath);
   await checkShippedCode(experiment, specPath);
+  await checkLocalStorageWritable(experiment, specPath);
+  const warning = resumeLossWarning(experiment.trainer);
+  if (warning) console.error(warning);
   return { spec: experiment, budgets, provenance: await resolveProvenance(experiment) };
 }
 
@@ -35,12 +41,14 @@ function printCampaign(r: CampaignResult): void {
 export async function campaignCommand(config: OrchestratorConfig, input: CampaignInput): Promise<number> {
   return withClient(config, async (client) => {
     const workflowId = `campaign-${input.spec.name}-${randomUUID().slice(0, 8)}`;
-    const handle = await client.workflow.start<typeof campaign>('campaign', {
-      taskQueue: config.RAGEN_TASK_QUEUE,
-      workflowId,
-      args: [input],
-      ...campaignStart(input.spec, workflowId),
-    });
+    const handle = await startOrExplain(client, config.temporal, () =>
+      client.workflow.start<typeof campaign>('campaign', {
+        taskQueue: config.RAGEN_TASK_QUEUE,
+        workflowId,
+        args: [input],
+        ...campaignStart(input.spec, workflowId),
+      }),
+    );
     console.log(
       `started ${workflowId}; control it with: campaign pause|resume|extend <steps>|cancel ${workflowId}`,
     );

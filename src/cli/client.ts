@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
 import { UserError, unreachableMessage } from '../user-errors.js';
+import { classifyStartFailure, credentialsRefusedMessage } from './start-failures.js';
 
 /**
  * A Temporal client for one CLI command, connected with the `temporal` CLI's settings (profile file
@@ -14,6 +15,12 @@ export async function withClient<T>(
   try {
     connection = await Connection.connect(config.temporal.connectionOptions);
   } catch (err) {
+    // A server that answers but refuses the credentials is not an unreachable one.
+    const refused = classifyStartFailure(err);
+    if (refused?.kind === 'permission-denied')
+      throw new UserError(credentialsRefusedMessage(config.temporal, 'connect', refused.detail), 1, {
+        cause: err,
+      });
     throw new UserError(unreachableMessage(config.temporal), 1, { cause: err });
   }
   try {

@@ -6,6 +6,8 @@ import type { ExperimentInput, ExperimentResult } from '../domain/experiment-inp
 import { loadExperimentSpec } from './spec-files/load.js';
 import type { experiment } from '../workflows/experiment.js';
 import { withClient } from './client.js';
+import { checkLocalStorageWritable } from './spec-files/local-storage-check.js';
+import { startOrExplain } from './start-failures.js';
 import { follow } from './follow.js';
 import { statusView } from './views.js';
 import { liveStatus } from './live-status.js';
@@ -19,6 +21,7 @@ import { experimentStart } from './start-options.js';
 export async function prepareRun(specPath: string): Promise<ExperimentInput> {
   const spec = await loadExperimentSpec(specPath);
   await checkShippedCode(spec, specPath);
+  await checkLocalStorageWritable(spec, specPath);
   return { spec, provenance: await resolveProvenance(spec) };
 }
 
@@ -26,12 +29,14 @@ export async function runCommand(config: OrchestratorConfig, input: ExperimentIn
   const { spec } = input;
   return withClient(config, async (client) => {
     const workflowId = `experiment-${spec.name}-${randomUUID().slice(0, 8)}`;
-    const handle = await client.workflow.start<typeof experiment>('experiment', {
-      taskQueue: config.RAGEN_TASK_QUEUE,
-      workflowId,
-      args: [input],
-      ...experimentStart(spec),
-    });
+    const handle = await startOrExplain(client, config.temporal, () =>
+      client.workflow.start<typeof experiment>('experiment', {
+        taskQueue: config.RAGEN_TASK_QUEUE,
+        workflowId,
+        args: [input],
+        ...experimentStart(spec),
+      }),
+    );
     console.log(`started ${workflowId} (run ${handle.firstExecutionRunId})`);
     await follow(handle, async () => statusView(await liveStatus(handle), spec));
     return printOutcome('experiment', workflowId, handle.result(), printResult);

@@ -8,6 +8,8 @@ import { rankedTable } from './ranked-table.js';
 import type { sweep } from '../workflows/sweep.js';
 import { setSweepLimitsUpdate, sweepStatusQuery } from '../workflows/sweep-definitions.js';
 import { withClient } from './client.js';
+import { checkLocalStorageWritable } from './spec-files/local-storage-check.js';
+import { startOrExplain } from './start-failures.js';
 import { follow } from './follow.js';
 import { printOutcome } from './outcome.js';
 import { sweepStart } from './start-options.js';
@@ -17,6 +19,7 @@ import { sweepView } from './views.js';
 export async function prepareSweep(specPath: string): Promise<SweepInput> {
   const spec = await loadSweepSpec(specPath);
   await checkShippedCode(spec.base, specPath, 'base.');
+  await checkLocalStorageWritable(spec.base, specPath);
   return { sweep: spec, provenance: await resolveProvenance(spec.base) };
 }
 
@@ -33,12 +36,14 @@ export function printSweepResult(r: SweepResult): void {
 export async function sweepCommand(config: OrchestratorConfig, input: SweepInput): Promise<number> {
   return withClient(config, async (client) => {
     const workflowId = `sweep-${input.sweep.name}-${randomUUID().slice(0, 8)}`;
-    const handle = await client.workflow.start<typeof sweep>('sweep', {
-      taskQueue: config.RAGEN_TASK_QUEUE,
-      workflowId,
-      args: [input],
-      ...sweepStart(input.sweep, workflowId),
-    });
+    const handle = await startOrExplain(client, config.temporal, () =>
+      client.workflow.start<typeof sweep>('sweep', {
+        taskQueue: config.RAGEN_TASK_QUEUE,
+        workflowId,
+        args: [input],
+        ...sweepStart(input.sweep, workflowId),
+      }),
+    );
     console.log(`started ${workflowId} (run ${handle.firstExecutionRunId})`);
     // The id without a run id follows the sweep across continue-as-new.
     const latest = client.workflow.getHandle(workflowId);

@@ -64,7 +64,11 @@ export const TrainerSchema = z.strictObject({
   nnodes: PositiveInt,
   nGpusPerNode: PositiveInt,
   totalTrainingSteps: PositiveInt,
-  saveFreq: PositiveInt,
+  /**
+   * verl's trainer.save_freq: a save every saveFreq steps, and one at the last step. `final` is one
+   * save at the end (save_freq = totalTrainingSteps); more than totalTrainingSteps is refused.
+   */
+  saveFreq: z.union([PositiveInt, z.literal('final')]),
   testFreq: z.number().int().min(0).default(0),
   seedTrain: z.number().int().min(0).default(10000),
   /**
@@ -191,6 +195,14 @@ export const ExperimentSpecSchema = z
   })
   .superRefine((spec, ctx) => {
     for (const issue of shapeIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
+    const { saveFreq, totalTrainingSteps } = spec.trainer;
+    if (saveFreq !== 'final' && saveFreq > totalTrainingSteps) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['trainer', 'saveFreq'],
+        message: `${saveFreq} is more than totalTrainingSteps (${totalTrainingSteps}): no periodic checkpoint would be saved, only the last step's; set saveFreq to at most ${totalTrainingSteps}, or 'final' for one save at the end`,
+      });
+    }
     if (spec.model && 'model_path' in spec.trainer.overrides) {
       ctx.addIssue({
         code: 'custom',
@@ -241,6 +253,10 @@ export const ExperimentSpecSchema = z
   })
   .transform((spec) => ({
     ...spec,
+    trainer: {
+      ...spec.trainer,
+      saveFreq: spec.trainer.saveFreq === 'final' ? spec.trainer.totalTrainingSteps : spec.trainer.saveFreq,
+    },
     storage: withRetainDefault(spec),
     deadlines: {
       ...spec.deadlines,
@@ -308,9 +324,10 @@ export function workerNodes(spec: Pick<ExperimentSpec, 'cluster'>): number {
  * verl places one STRICT_PACK placement group of n_gpus_per_node GPUs per trainer node: the total
  * must match, and so must the per-node shape, or the trainer hangs waiting for placement groups.
  */
-export function shapeIssues(
-  spec: Pick<ExperimentSpec, 'cluster' | 'trainer'>,
-): { path: (string | number)[]; message: string }[] {
+export function shapeIssues(spec: {
+  cluster: ExperimentSpec['cluster'];
+  trainer: Pick<ExperimentSpec['trainer'], 'nnodes' | 'nGpusPerNode'>;
+}): { path: (string | number)[]; message: string }[] {
   const { nnodes, nGpusPerNode } = spec.trainer;
   const gpus = workerGpus(spec);
   if (nnodes * nGpusPerNode !== gpus) {
