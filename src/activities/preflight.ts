@@ -10,6 +10,7 @@ import { makeSharedDir, sharedGroup } from './shared-dirs.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { freeBytes } from './checkpoint-space-check.js';
+import { objectStoreWritable } from './object-store-preflight.js';
 import { stageHubModel } from './stage-model.js';
 import { REPO_ROOT } from '../config.js';
 
@@ -53,7 +54,8 @@ async function writable(dir: string, group: number | undefined): Promise<Preflig
 }
 
 /**
- * Stage 1. Spec consistency, backend reachability, permissions and capacity, storage writable; a
+ * Stage 1. Spec consistency, backend reachability, permissions and capacity, storage writable (and
+ * storage.objectStore: a probe object written and deleted); a
  * `model.hub` revision is staged into model.hfHome (stage-model.ts).
  * Creates nothing (the probe file is removed). Idempotent; retried only for transient errors.
  */
@@ -83,6 +85,8 @@ export function createPreflight(deps: ActivityDeps) {
         { checks: storage },
       );
     }
+    // Before the backend's checks: nothing (no cluster, no staged model) exists when it refuses.
+    const objectStore = spec.storage.objectStore ? [await objectStoreWritable(spec.storage.objectStore)] : [];
     const backendChecks = await backend.preflight(spec);
     // After the backend's checks: a model is downloaded only for a cluster that can be had.
     const model = backendChecks.every((c) => c.ok)
@@ -94,6 +98,7 @@ export function createPreflight(deps: ActivityDeps) {
       : undefined;
     const checks = [
       ...storage,
+      ...objectStore,
       ...(await checkpointSpace(spec)),
       ...backendChecks,
       ...(model ? [model] : []),
