@@ -36,6 +36,37 @@ export interface ArchiveUploadInput {
   ledgerPath: string;
 }
 
+/** Heartbeat details of the archive's upload: every multipart upload open at the time. */
+export interface ArchiveUploadHeartbeat {
+  uploads: UploadProgress[];
+}
+
+/** Files uploaded at once (each with its own parts in flight): small files are latency-bound. */
+export const FILES_AT_ONCE = 4;
+
+/** At most `size` tasks at once; `add` waits for a free slot; the first failure is thrown by drain. */
+class FilePool {
+  private readonly running = new Set<Promise<void>>();
+  private failure: unknown;
+  constructor(private readonly size: number) {}
+
+  async add(task: () => Promise<void>): Promise<void> {
+    if (this.failure !== undefined) throw this.failure;
+    const p: Promise<void> = task()
+      .catch((err: unknown) => {
+        this.failure ??= err;
+      })
+      .finally(() => this.running.delete(p));
+    this.running.add(p);
+    if (this.running.size >= this.size) await Promise.race(this.running);
+  }
+
+  async drain(): Promise<void> {
+    await Promise.all(this.running);
+    if (this.failure !== undefined) throw this.failure;
+  }
+}
+
 export interface ArchiveUploadResult {
   uploaded: number;
   present: number;
@@ -43,28 +74,37 @@ export interface ArchiveUploadResult {
 }
 
 /**
- * Copy a run's archive folder and its retained checkpoints to the object store, file by file
- * (uploadFile: multipart, SHA256-checked, skipped when present with the same sha256). Heartbeats
- * the current multipart upload's parts (UploadProgress); a retry resumes from them. Checkpoints
- * first: the manifest, uploaded last, then names only what is already there.
+ * Copy a run's archive folder and its retained checkpoints to the object store, FILES_AT_ONCE
+ * files at a time (uploadFile: multipart, SHA256-checked, skipped when present with the same
+ * sha256). Heartbeats the open multipart uploads' parts ({uploads}); a retry resumes each from
+ * them. Checkpoints first: the archive folder (the manifest among it) follows once they are there.
  */
 export async function uploadArchive(
   input: ArchiveUploadInput,
-  resume?: UploadProgress,
+  resume?: ArchiveUploadHeartbeat,
 ): Promise<ArchiveUploadResult> {
   const store = openStore(input.objectStore);
   const counts = { uploaded: 0, present: 0 };
+  // The open multipart uploads, heartbeated together: a retry resumes each from its parts.
+  const open = new Map<string, UploadProgress>();
   const onProgress = (p: UploadProgress) => {
+    open.set(p.key, p);
     try {
-      beat(p);
+      beat({ uploads: [...open.values()] } satisfies ArchiveUploadHeartbeat);
     } catch {
       // outside an activity (the bench): nothing to heartbeat
     }
   };
-  const send = async (key: string, file: string, sha256: string) => {
-    const outcome = await heartbeatWhile(uploadFile(store, { key, file, sha256 }, { resume, onProgress }));
-    counts[outcome]++;
-  };
+  const earlier = new Map((resume?.uploads ?? []).map((u) => [u.key, u]));
+  const pool = new FilePool(FILES_AT_ONCE);
+  const send = (key: string, file: string, sha256: string) =>
+    pool.add(async () => {
+      const outcome = await heartbeatWhile(
+        uploadFile(store, { key, file, sha256 }, { resume: earlier.get(key), onProgress }),
+      );
+      open.delete(key);
+      counts[outcome]++;
+    });
   const kept = await retained(input.checkpoints, input.storage.retain, input.runDir);
   const indexed: ObjectStoreIndex['checkpoints'] = [];
   for (const c of kept) {
@@ -72,12 +112,15 @@ export async function uploadArchive(
     for (const f of c.files) await send(objectKey(keyPrefix, f.path), join(c.path, f.path), f.sha256);
     indexed.push({ step: c.step, sha256: c.sha256, keyPrefix });
   }
+  // The index names only checkpoints whose every file is in the store.
+  await pool.drain();
   if (kept.length > 0) await recordIndex(input.ledgerPath, input.objectStore, indexed);
   const archiveFiles = (await filesUnder(input.runDir).catch(() => [] as string[])).sort();
   for (const file of archiveFiles) {
     const key = objectKey(store.prefix, 'archive', relative(input.storage.archiveDir, file));
     await send(key, file, await sha256File(file));
   }
+  await pool.drain();
   store.client.destroy();
   return { ...counts, checkpointSteps: kept.map((c) => c.step) };
 }

@@ -5,10 +5,9 @@ import { basename, dirname } from 'node:path';
 import { MetricsSummarySchema, type MetricsSummary } from '../domain/metrics-series.js';
 import { ledgerPath, manifestPath, metricsSummaryPath } from '../domain/paths.js';
 import type { CheckpointRecord } from '../domain/results.js';
-import { type ArchiveUploadResult, uploadArchive } from './archive-upload.js';
+import { type ArchiveUploadHeartbeat, type ArchiveUploadResult, uploadArchive } from './archive-upload.js';
 import { permanent } from './failures.js';
 import { previousDetails } from './heartbeat-loop.js';
-import type { UploadProgress } from './object-store-upload.js';
 import { writeOnce } from './write-once.js';
 
 /**
@@ -59,7 +58,7 @@ export function createArchive() {
         // The ledger of the run's checkpoint folder: a campaign's (its attempts share it) or the run's own.
         ledgerPath: ledgerPath(storage.archiveDir, draft.experiment, basename(draft.checkpointDir)),
       },
-      previousDetails<UploadProgress>(),
+      previousDetails<ArchiveUploadHeartbeat>(),
     );
     return { manifestPath: path, sha256, checkpoints: checkpoints.length, objectStore };
   };

@@ -38,8 +38,8 @@ export interface UploadOptions {
   onProgress?: (p: UploadProgress) => void;
 }
 
-export const PART_BYTES = 32 * 1024 * 1024;
-const CONCURRENCY = 4;
+export const PART_BYTES = 16 * 1024 * 1024;
+export const CONCURRENCY = 4;
 
 const b64 = (hex: string) => Buffer.from(hex, 'hex').toString('base64');
 
