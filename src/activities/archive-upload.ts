@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { CheckpointRecord } from '../domain/results.js';
 import { type ObjectStore, objectKey } from '../domain/object-store.js';
@@ -7,7 +8,7 @@ import { filesUnder, sha256File } from './checkpoints.js';
 import { metricValues } from './checkpoint-retention.js';
 import { beat, heartbeatWhile } from './heartbeat-loop.js';
 import { openStore, type Store } from './object-store-client.js';
-import { type ObjectStoreIndex, recordIndex } from './object-store-index.js';
+import { type ObjectStoreIndex, objectStoreIndexPath, recordIndex } from './object-store-index.js';
 import { type UploadProgress, uploadFile } from './object-store-upload.js';
 
 /** The checkpoint folder's key prefix: `<prefix>/checkpoints/<path under storage.checkpointDir>`. */
@@ -115,7 +116,14 @@ export async function uploadArchive(
   // The index names only checkpoints whose every file is in the store.
   await pool.drain();
   if (kept.length > 0) await recordIndex(input.ledgerPath, input.objectStore, indexed);
-  const archiveFiles = (await filesUnder(input.runDir).catch(() => [] as string[])).sort();
+  // A campaign's ledger and index live in the campaign's folder, outside the attempt's: copied too.
+  const ledgerFiles = [input.ledgerPath, objectStoreIndexPath(input.ledgerPath)].filter(
+    (f) => !f.startsWith(`${input.runDir}/`) && existsSync(f),
+  );
+  const archiveFiles = [
+    ...(await filesUnder(input.runDir).catch(() => [] as string[])),
+    ...ledgerFiles,
+  ].sort();
   for (const file of archiveFiles) {
     const key = objectKey(store.prefix, 'archive', relative(input.storage.archiveDir, file));
     await send(key, file, await sha256File(file));

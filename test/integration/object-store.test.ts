@@ -238,6 +238,14 @@ describe('object store (a real SeaweedFS S3 server)', () => {
       checkpoints,
       ledgerPath: ledger,
     });
+    assert.deepEqual(
+      await keys('ragen-campaign', `runs/archive/${spec.name}/campaign-1/`),
+      [
+        `runs/archive/${spec.name}/campaign-1/checkpoints.json`,
+        `runs/archive/${spec.name}/campaign-1/object-store.json`,
+      ],
+      "the campaign's ledger and index, outside the attempt's folder, are copied too",
+    );
 
     // A fresh volume: the campaign's checkpoint folder is empty on the next cluster.
     await rm(checkpointDir, { recursive: true, force: true });
