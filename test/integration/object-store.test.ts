@@ -30,6 +30,7 @@ import { testInput, testSpec } from '../helpers/specs.js';
 let s3: S3TestServer;
 let admin: S3Client;
 const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+const roots: string[] = [];
 
 before(async () => {
   s3 = await startSeaweedS3();
@@ -44,6 +45,7 @@ before(async () => {
 after(async () => {
   admin?.destroy();
   await s3?.stop();
+  for (const root of roots) await rm(root, { recursive: true, force: true });
   for (const [k, v] of [
     ['AWS_ACCESS_KEY_ID', saved.id],
     ['AWS_SECRET_ACCESS_KEY', saved.secret],
@@ -86,6 +88,7 @@ async function runWithCheckpoints(
   retain?: ExperimentSpec['storage']['retain'],
 ) {
   const root = await mkdtemp(join(tmpdir(), 'objstore-'));
+  roots.push(root);
   const base = testSpec({}, root);
   const spec: ExperimentSpec = {
     ...base,
