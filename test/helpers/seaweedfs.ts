@@ -112,6 +112,14 @@ export async function startSeaweedS3(): Promise<S3TestServer> {
       clearTimeout(timer);
     }
     await rm(dir, { recursive: true, force: true });
+    // weed puts its local gRPC sockets in /tmp whatever -dir says: removed with the server.
+    for (const [kind, port] of [
+      ['master', masterGrpc],
+      ['volume', volumeGrpc],
+      ['filer', filerGrpc],
+      ['s3', s3Grpc],
+    ] as const)
+      await rm(`/tmp/seaweedfs-${kind}-grpc-${port}.sock`, { force: true });
   };
   const client = () =>
     new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials, maxAttempts: 1 });
@@ -142,7 +150,10 @@ export async function startSeaweedS3(): Promise<S3TestServer> {
   // Ready when a bucket can be created: master, volume, filer and gateway all answer then.
   const deadline = Date.now() + 120_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`weed server exited ${child.exitCode}: ${log}`);
+    if (child.exitCode !== null) {
+      await stop();
+      throw new Error(`weed server exited ${child.exitCode}: ${log}`);
+    }
     const ok = await createBucket('ragen-ready').then(
       () => true,
       () => false,
