@@ -10,14 +10,17 @@ bash scripts/setup.sh
 export RAY_USAGE_STATS_ENABLED=0
 
 # The Go builds (cached outside the clone, ~/.cache/ragen-orchestrator; warm they return at once)
-# run in the background, both at once, while the suites that need neither binary run:
+# run in the background, all at once, while the suites that need none of the binaries run:
 # - scripts/k8s/build.sh: etcd, kube-apiserver and the KubeRay operator for the kuberay tests;
-# - scripts/temporal/build.sh: the production topology's Temporal server v1.32.2 and schema tool.
-# Cold, both finished in 10.6 min on a 2-core machine, behind the first suites (14 min).
+# - scripts/temporal/build.sh: the production topology's Temporal server v1.32.2 and schema tool;
+# - scripts/seaweedfs/build.sh: SeaweedFS's `weed`, the S3 server of the object-store tests.
+# Cold, the first two finished in 10.6 min on a 2-core machine, behind the first suites (14 min);
+# SeaweedFS alone took 513 s there (niced, beside other work).
 build_logs="$(mktemp -d -t ragen-go-builds.XXXXXX)"
 bash scripts/k8s/build.sh >"$build_logs/k8s.log" 2>&1 & k8s_build=$!
 bash scripts/temporal/build.sh >"$build_logs/temporal.log" 2>&1 & temporal_build=$!
-trap 'kill $k8s_build $temporal_build 2>/dev/null || true' EXIT
+bash scripts/seaweedfs/build.sh >"$build_logs/seaweedfs.log" 2>&1 & seaweedfs_build=$!
+trap 'kill $k8s_build $temporal_build $seaweedfs_build 2>/dev/null || true' EXIT
 
 tap_log="$(mktemp -t ragen-node-tests.XXXXXX)"
 # node_tests [<files at once>, default 1] <files...>. Files that start Ray run one at a time: each
@@ -60,5 +63,6 @@ echo "== RAGEN conformance"
 echo "== waiting for the Go builds"
 wait_build k8s "$k8s_build"
 wait_build temporal "$temporal_build"
+wait_build seaweedfs "$seaweedfs_build"
 echo "== node tests: integration, faults"
 node_tests 1 test/integration/*.test.ts test/faults/*.test.ts

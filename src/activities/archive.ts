@@ -1,12 +1,14 @@
 import { ErrorTypes } from '../domain/error-types.js';
 import { ManifestSchema, type Manifest, type ManifestDraft } from '../domain/manifest.js';
 import { readFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { MetricsSummarySchema, type MetricsSummary } from '../domain/metrics-series.js';
-import { manifestPath, metricsSummaryPath } from '../domain/paths.js';
+import { ledgerPath, manifestPath, metricsSummaryPath } from '../domain/paths.js';
 import type { CheckpointRecord } from '../domain/results.js';
 import { codeProvenance } from './code-source.js';
+import { type ArchiveUploadHeartbeat, type ArchiveUploadResult, uploadArchive } from './archive-upload.js';
 import { permanent } from './failures.js';
+import { previousDetails } from './heartbeat-loop.js';
 import { writeOnce } from './write-once.js';
 
 /**
@@ -14,13 +16,20 @@ import { writeOnce } from './write-once.js';
  * ledger (`checkpoints`), and where the trained code came from (`code`: code-source.ts). Validate the manifest with its zod schema and write it atomically,
  * exactly once: a retry that finds the same content succeeds, a different existing manifest is
  * never overwritten (ManifestExists).
+ * With storage.objectStore, the run's archive folder and the checkpoints storage.retain keeps are
+ * then copied there (archive-upload.ts): skipped when present, resumed from the heartbeated parts.
  */
 export function createArchive() {
   return async function archive(input: {
     draft: ManifestDraft;
     archiveDir: string;
     checkpoints: CheckpointRecord[];
-  }): Promise<{ manifestPath: string; sha256: string; checkpoints: number }> {
+  }): Promise<{
+    manifestPath: string;
+    sha256: string;
+    checkpoints: number;
+    objectStore?: ArchiveUploadResult;
+  }> {
     const { draft, checkpoints } = input;
     const path = manifestPath(input.archiveDir, draft.experiment, draft.temporal.workflowId);
     const metrics = await readMetricsSummary(dirname(path));
@@ -41,7 +50,20 @@ export function createArchive() {
         ErrorTypes.ManifestExists,
         `a different manifest already exists at ${path}; it is kept (sha256 ${existing})`,
       );
-    return { manifestPath: path, sha256, checkpoints: checkpoints.length };
+    const { storage } = draft.resolvedSpec;
+    if (!storage.objectStore) return { manifestPath: path, sha256, checkpoints: checkpoints.length };
+    const objectStore = await uploadArchive(
+      {
+        objectStore: storage.objectStore,
+        storage,
+        runDir: dirname(path),
+        checkpoints,
+        // The ledger of the run's checkpoint folder: a campaign's (its attempts share it) or the run's own.
+        ledgerPath: ledgerPath(storage.archiveDir, draft.experiment, basename(draft.checkpointDir)),
+      },
+      previousDetails<ArchiveUploadHeartbeat>(),
+    );
+    return { manifestPath: path, sha256, checkpoints: checkpoints.length, objectStore };
   };
 }
 

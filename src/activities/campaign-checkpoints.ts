@@ -7,6 +7,8 @@ import type { CheckpointRecord } from '../domain/results.js';
 import { checkpointSteps, filesUnder, hashCheckpoint, readTracker } from './checkpoints.js';
 import { heartbeatPerFile } from './heartbeat-loop.js';
 import { parseJsonText } from '../domain/json-text.js';
+import { readObjectStoreIndex } from './object-store-index.js';
+import { fetchCheckpoint } from './object-store-fetch.js';
 
 /**
  * The campaign's ledger, validated: empty when there is none; a corrupt one, or (with
@@ -78,6 +80,9 @@ export async function filesChanged(entry: CheckpointRecord): Promise<string | un
  * still have the paths, sizes and times they had when hashed; one whose files changed or vanished is
  * reported as untrusted and skipped (the next lower one is tried). Idempotent; reads only, besides
  * the ledger file, and deletes nothing.
+ * A ledger entry the volume lost (a fresh volume, another cluster) that the archive copied to
+ * storage.objectStore (object-store.json next to the ledger) is fetched from there, verified
+ * against the ledger's sha256, and is then the candidate like any other (object-store-fetch.ts).
  * A complete checkpoint the ledger does not hold yet is hashed here (normally there is none: the
  * workflows run hashCheckpoints first), heartbeating `{step, file}` per file.
  */
@@ -110,8 +115,18 @@ export function createLatestCompleteCheckpoint() {
     const untrusted: LatestCheckpoint['untrusted'] = [];
     let latest: LatestCheckpoint['latest'];
     const deleted = new Set((ledger.deleted ?? []).map((d) => d.step));
+    const index = await readObjectStoreIndex(input.ledgerPath);
     for (const entry of [...ledger.checkpoints].reverse()) {
+      const stored = index?.checkpoints.some((c) => c.step === entry.step && c.sha256 === entry.sha256);
+      if (!latest && !present.has(entry.step) && index && stored) {
+        // Verified against the ledger while fetched; the entry's file times become the new files'.
+        entry.files = await fetchCheckpoint(index, entry, input.checkpointDir);
+        await writeLedger(input.ledgerPath, ledger);
+        present.add(entry.step);
+        hashedNow.add(entry.step);
+      }
       if (!present.has(entry.step) && deleted.has(entry.step)) continue; // removed by storage.retain
+      if (!present.has(entry.step) && stored) continue; // not lost: fetched when it is the candidate
       if (!present.has(entry.step)) {
         untrusted.push({ step: entry.step, reason: `${entry.path} is gone` });
         continue;

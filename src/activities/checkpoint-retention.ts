@@ -26,7 +26,7 @@ export interface RetentionResult {
 }
 
 /** Each step's value of `metric` from the attempts' metrics series (the later attempt wins a step). */
-async function metricValues(paths: string[], metric: string): Promise<Record<number, number>> {
+export async function metricValues(paths: string[], metric: string): Promise<Record<number, number>> {
   const values: Record<number, number> = {};
   for (const path of paths) {
     let text: string;

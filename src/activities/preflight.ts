@@ -10,6 +10,7 @@ import { makeSharedDir, sharedGroup } from './shared-dirs.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
 import { freeBytes } from './checkpoint-space-check.js';
+import { objectStoreWritable } from './object-store-preflight.js';
 import { stageHubModel } from './stage-model.js';
 import { REPO_ROOT } from '../config.js';
 import { runArchiveDir } from '../domain/paths.js';
@@ -73,9 +74,10 @@ async function writable(dir: string, group: number | undefined): Promise<Preflig
 }
 
 /**
- * Stage 1. Spec consistency, backend reachability, permissions and capacity, storage writable; a
- * `model.hub` revision is staged into model.hfHome (stage-model.ts); `code` is packed once for the
- * run (code-shipping.ts: the archive, and its record next to the manifest, both write-once).
+ * Stage 1. Spec consistency, backend reachability, permissions and capacity, storage writable (and
+ * storage.objectStore: a probe object written and deleted); a `model.hub` revision is staged into
+ * model.hfHome (stage-model.ts); `code` is packed once for the run (code-shipping.ts: the archive,
+ * and its record next to the manifest, both write-once).
  * Creates no cluster (the probe file is removed). Idempotent; retried only for transient errors.
  */
 export function createPreflight(deps: ActivityDeps) {
@@ -106,6 +108,8 @@ export function createPreflight(deps: ActivityDeps) {
     }
     // Before the backend's checks: a tree that cannot travel is refused before anything else is asked.
     const code = await shippedCode(spec);
+    // Before the backend's checks: nothing (no cluster, no staged model) exists when it refuses.
+    const objectStore = spec.storage.objectStore ? [await objectStoreWritable(spec.storage.objectStore)] : [];
     const backendChecks = await backend.preflight(spec);
     // After the backend's checks: a model is downloaded only for a cluster that can be had.
     const model = backendChecks.every((c) => c.ok)
@@ -117,6 +121,7 @@ export function createPreflight(deps: ActivityDeps) {
       : undefined;
     const checks = [
       ...storage,
+      ...objectStore,
       ...(await checkpointSpace(spec)),
       ...code,
       ...backendChecks,

@@ -95,6 +95,7 @@ export type CampaignProgress = z.infer<typeof CampaignProgressSchema>;
 
 /** One checkpoint the campaign has seen complete: its hash is fixed the first time it is seen. */
 export const LedgerEntrySchema = CheckpointRecordSchema.extend({ firstSeenAt: z.string() });
+export type LedgerEntry = z.infer<typeof LedgerEntrySchema>;
 export const CheckpointLedgerSchema = z.strictObject({
   checkpoints: z.array(LedgerEntrySchema),
   /** Checkpoints removed by storage.retain (their entries above stay: the ledger only grows). */

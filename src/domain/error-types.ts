@@ -36,6 +36,10 @@ export const ErrorTypes = {
   ClusterLost: 'ClusterLost',
   ValidationFailed: 'ValidationFailed',
   ManifestExists: 'ManifestExists',
+  /** storage.objectStore cannot be used (unreachable, no bucket, credentials refused, quota full): the message names the setting and the fix. */
+  ObjectStoreUnusable: 'ObjectStoreUnusable',
+  /** A file differs from the ledger's sha256, or the store's checksum from the bytes sent or fetched. */
+  ObjectStoreChecksumMismatch: 'ObjectStoreChecksumMismatch',
   RunDeadlineExceeded: 'RunDeadlineExceeded',
   SweepFailureBudgetExhausted: 'SweepFailureBudgetExhausted',
   /** A campaign used up campaign.maxAttempts. */

@@ -5,6 +5,7 @@ import { CostSchema } from './gpu-usage.js';
 import { ImageRefSchema } from './image.js';
 import { ImageContractSchema } from './image-contract.js';
 import { ModelSchema } from './model.js';
+import { ObjectStoreSchema } from './object-store.js';
 import { type Retain, RetainSchema } from './retention.js';
 import { KubeRaySchema, kuberayIssues } from './kuberay.js';
 import { ragenPreflightIssues } from './ragen-preflight.js';
@@ -101,6 +102,11 @@ export const StorageSchema = z.strictObject({
    * every one there.
    */
   retain: RetainSchema.optional(),
+  /**
+   * Copies of the archive (manifest, metrics, validation, report) and of the checkpoints `retain`
+   * keeps, in S3 (docs/object-storage.md); a campaign resumes from there when its volume lost them.
+   */
+  objectStore: ObjectStoreSchema.optional(),
 });
 
 export const ValidationSchema = z.strictObject({
