@@ -82,3 +82,47 @@ export function tpeProbeSets(search: TpeSearch): ParamSet[] {
     ),
   );
 }
+
+/** The search worker's default task queue (search/ragen_search/worker.py). */
+export const SEARCH_TASK_QUEUE = 'ragen-search';
+
+/** tpeAsk's input: the study is the sweep's workflow id, the trial its child's index. */
+export interface TpeAskInput {
+  study: string;
+  index: number;
+  seed: number;
+  direction: 'max' | 'min';
+  space: Record<string, Distribution>;
+}
+
+/** tpeTell's input: complete with the objective's value, pruned with the rung value, or fail. */
+export interface TpeTellInput {
+  study: string;
+  index: number;
+  state: 'complete' | 'pruned' | 'fail';
+  value?: number;
+  step?: number;
+}
+
+/** The activities the search worker (Python) serves on its own task queue. */
+export interface SearchActivities {
+  /** Idempotent per (study, index): a retry answers the same trial's parameters. */
+  tpeAsk(input: TpeAskInput): Promise<ParamSet>;
+  /** Idempotent per (study, index): answers the trial's state; a finished trial is never told again. */
+  tpeTell(input: TpeTellInput): Promise<string>;
+}
+
+/** What Optuna is told about a child that ended: its row's outcome, value and last rung value. */
+export function tellOf(row: {
+  outcome: string;
+  successRate?: number;
+  lastIntermediate?: [number, number];
+}): Pick<TpeTellInput, 'state' | 'value' | 'step'> {
+  if (row.outcome === 'succeeded' && row.successRate !== undefined)
+    return { state: 'complete', value: row.successRate };
+  if (row.outcome === 'pruned')
+    return row.lastIntermediate
+      ? { state: 'pruned', step: row.lastIntermediate[0], value: row.lastIntermediate[1] }
+      : { state: 'pruned' };
+  return { state: 'fail' };
+}

@@ -204,6 +204,8 @@ export type SweepCarry = z.infer<typeof SweepCarrySchema>;
 export const SweepInputSchema = z.strictObject({
   sweep: SweepSpecSchema,
   provenance: ResolvedProvenanceSchema,
+  /** search tpe: the search worker's task queue; absent = ragen-search. */
+  searchTaskQueue: z.string().optional(),
   /** The child workflow type; `experiment` unless a test or benchmark swaps in a stand-in. */
   childWorkflowType: z.string().default('experiment'),
   /** Continue-as-new once the history has this many events (or the server suggests it). */
