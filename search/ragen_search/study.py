@@ -20,13 +20,15 @@ optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 @dataclass
 class AskInput:
-    """`study`: the sweep's workflow id; `index`: the child's index; `space`: the spec's params."""
+    """`study`: the sweep's workflow id; `index`: the child's index; `space`: the spec's params;
+    `trials`: the sweep's budget (a third of it, 2 to 10, is spent on random startup trials)."""
 
     study: str
     index: int
     seed: int
     direction: Literal["max", "min"]
     space: dict[str, dict[str, Any]]
+    trials: int = 30
 
 
 @dataclass
@@ -40,18 +42,27 @@ class TellInput:
     step: Optional[int] = None
 
 
-def _sampler(seed: int, index: int) -> optuna.samplers.TPESampler:
+def startup_trials(trials: int) -> int:
+    """Optuna's default is 10 random trials before TPE models anything: too many for a small sweep."""
+    return max(2, min(10, trials // 3))
+
+
+def _sampler(seed: int, index: int, trials: int = 30) -> optuna.samplers.TPESampler:
     # A fresh sampler per ask, seeded by the sweep's seed and the child's index: the answer depends
     # on the study's trials only, never on which worker process (or restart) asks.
     # constant_liar: children still running count as bad guesses, so parallel asks spread out.
-    return optuna.samplers.TPESampler(seed=seed * 100_003 + index, constant_liar=True)
+    return optuna.samplers.TPESampler(
+        seed=seed * 100_003 + index, constant_liar=True, n_startup_trials=startup_trials(trials)
+    )
 
 
-def _open(storage: str, name: str, seed: int = 0, index: int = 0, direction: str = "max") -> optuna.Study:
+def _open(
+    storage: str, name: str, seed: int = 0, index: int = 0, direction: str = "max", trials: int = 30
+) -> optuna.Study:
     return optuna.create_study(
         storage=storage,
         study_name=name,
-        sampler=_sampler(seed, index),
+        sampler=_sampler(seed, index, trials),
         direction="maximize" if direction == "max" else "minimize",
         load_if_exists=True,
     )
@@ -68,7 +79,7 @@ def ask(storage: str, inp: AskInput) -> dict[str, Any]:
     """The parameters for child `index`: a new trial's, or the one already asked for it."""
     from .space import distributions
 
-    study = _open(storage, inp.study, inp.seed, inp.index, inp.direction)
+    study = _open(storage, inp.study, inp.seed, inp.index, inp.direction, inp.trials)
     existing = _trial_of(study, inp.index)
     if existing is not None:
         return dict(existing.params)

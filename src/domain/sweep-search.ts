@@ -93,6 +93,8 @@ export interface TpeAskInput {
   seed: number;
   direction: 'max' | 'min';
   space: Record<string, Distribution>;
+  /** The sweep's budget: the worker spends a third of it (2 to 10) on random startup trials. */
+  trials: number;
 }
 
 /** tpeTell's input: complete with the objective's value, pruned with the rung value, or fail. */

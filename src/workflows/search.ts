@@ -33,6 +33,7 @@ export async function askSearch(run: SweepRun, index: number): Promise<void> {
     seed: search.seed,
     direction: objective.direction,
     space: tpeSpace(search),
+    trials: search.trials,
   });
   run.paramSets[index] = params;
 }
