@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseSweepSpec } from '../../src/cli/spec-files/load-sweep.js';
 import { SpecError } from '../../src/domain/spec-error.js';
-import { tpeProbeSets } from '../../src/domain/sweep-search.js';
+import { tellOf, tpeProbeSets } from '../../src/domain/sweep-search.js';
 import { validSpecYaml } from '../helpers/specs.js';
 
 const indent = (text: string) =>
@@ -72,5 +72,20 @@ describe('sweep spec: search tpe', () => {
       await refused(tpeYaml('    trainer.totalTrainingSteps: { intRange: [-2, 4] }')),
       /parameters → base\.trainer\.totalTrainingSteps: .*searched values/,
     );
+  });
+});
+
+describe('sweep search tpe: what the study is told', () => {
+  it('a validated child is complete with its value; a pruned one pruned at its rung; the rest failed', () => {
+    assert.deepEqual(tellOf({ outcome: 'succeeded', successRate: 0.4 }), { state: 'complete', value: 0.4 });
+    assert.deepEqual(tellOf({ outcome: 'pruned', lastIntermediate: [4, 0.25] }), {
+      state: 'pruned',
+      step: 4,
+      value: 0.25,
+    });
+    assert.deepEqual(tellOf({ outcome: 'pruned' }), { state: 'pruned' });
+    for (const outcome of ['failed', 'cancelled', 'earlyStopped'])
+      assert.deepEqual(tellOf({ outcome }), { state: 'fail' });
+    assert.deepEqual(tellOf({ outcome: 'succeeded' }), { state: 'fail' }, 'no value: nothing to rank');
   });
 });
