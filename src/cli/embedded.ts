@@ -31,11 +31,17 @@ export async function withEmbeddedStack<T>(
       logFile: join(REPO_ROOT, '.run', 'temporal.log'),
     });
   }
+  // Only TPE sweeps need it: a search worker that cannot start is a warning, not a refusal.
   const search = await startSearchWorker({
     python: config.python,
     address,
     namespace: config.temporal.namespace,
     runRoot: config.RAGEN_RUN_ROOT,
+  }).catch((err: unknown) => {
+    console.warn(
+      `warning: ${(err as Error).message}; sweeps with search.type tpe will wait for a search worker`,
+    );
+    return undefined;
   });
   const { worker, client, close } = await createWorker(config);
   const running = worker.run();
@@ -45,7 +51,7 @@ export async function withEmbeddedStack<T>(
     worker.shutdown();
     await running;
     await close();
-    await search.stop();
+    await search?.stop();
     await server?.stop();
   }
 }
