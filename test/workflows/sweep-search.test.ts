@@ -5,7 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Context } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
+import { validationReporter } from '../../src/activities/validation-reports.js';
+import type { Activities } from '../../src/activities/index.js';
+import type { SweepInput, SweepResult } from '../../src/domain/sweep.js';
 import { parseSweepMapping } from '../../src/cli/spec-files/load-sweep.js';
 import { loadConfig } from '../../src/config.js';
 import { type SearchWorker, startSearchWorker } from '../../src/search-worker.js';
@@ -54,6 +58,25 @@ print(json.dumps([[t.user_attrs["ragen.index"], t.state.name, t.value, t.params]
   return JSON.parse(out.toString()) as never;
 }
 
+async function runSweep(
+  input: SweepInput,
+  activities: Activities,
+): Promise<{ result: SweepResult; workflowId: string }> {
+  const taskQueue = uniqueId('sweep-search-tq');
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities,
+    maxConcurrentWorkflowTaskExecutions: 50,
+  });
+  const workflowId = uniqueId('tpe-sweep');
+  const result = await worker.runUntil(
+    env.client.workflow.execute<typeof sweep>('sweep', { taskQueue, workflowId, args: [input] }),
+  );
+  return { result, workflowId };
+}
+
 describe('sweep search tpe (time-skipping server, real search worker, stand-in children)', () => {
   it('asks each child its parameters, tells the study each outcome once, and ranks them', async () => {
     const { activities } = fakeActivities({
@@ -83,20 +106,9 @@ describe('sweep search tpe (time-skipping server, real search worker, stand-in c
       },
       'tpe test sweep',
     );
-    const taskQueue = uniqueId('sweep-search-tq');
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue,
-      workflowBundle: await workflowBundle(),
+    const { result, workflowId } = await runSweep(
+      sweepInput(spec, { searchTaskQueue: searchQueue }),
       activities,
-    });
-    const workflowId = uniqueId('tpe-sweep');
-    const result = await worker.runUntil(
-      env.client.workflow.execute<typeof sweep>('sweep', {
-        taskQueue,
-        workflowId,
-        args: [sweepInput(spec, { searchTaskQueue: searchQueue })],
-      }),
     );
     assert.equal(result.total, 6);
     assert.equal(result.succeeded, 6);
@@ -117,6 +129,82 @@ describe('sweep search tpe (time-skipping server, real search worker, stand-in c
       assert.equal(state, 'COMPLETE');
       assert.equal(value, row?.successRate);
       assert.deepEqual(params, row?.params);
+    }
+  });
+
+  it('with ASHA: a child stopped at its rung is told to the study as pruned, with its rung value', async () => {
+    // A stand-in trainer (as in sweep-control.test.ts): validates every 2 steps, reports through
+    // the progress signal; quality comes from the asked lr, so ASHA stops the worse children.
+    const { activities } = fakeActivities({
+      train: async ({ spec, reportValidations, reportSteps }) => {
+        const ctx = Context.current();
+        const id = ctx.info.workflowExecution?.workflowId ?? '';
+        const quality = successOf(Number(spec.trainer.overrides['algorithm.lr']));
+        const reporter = validationReporter(0, reportSteps);
+        for (let step = 1; step <= spec.trainer.totalTrainingSteps; step++) {
+          const line = { step, metrics: { 'val-env/CoordSokoban/success': quality } };
+          const due = step % spec.trainer.testFreq === 0 ? reporter.newValidations([line]) : [];
+          for (const validation of reportValidations ? due : [])
+            await env.client.workflow.getHandle(id).signal('progress', { step, validation });
+          const slices = reportValidations && due.length > 0 ? 120 : 3;
+          for (let i = 0; i < slices; i++) {
+            ctx.heartbeat();
+            await ctx.sleep(25);
+          }
+        }
+        const total = spec.trainer.totalTrainingSteps;
+        return { finalStep: total, lastCheckpointStep: total, lastMetrics: {}, entrypoint: [] };
+      },
+      validate: async ({ spec, checkpointPath }) => ({
+        checkpoint: checkpointPath,
+        step: 8,
+        episodes: 8,
+        seed: spec.validation.seed,
+        success_rate: successOf(Number(spec.trainer.overrides['algorithm.lr'])),
+        mean_reward: 0,
+        mean_actions: 0,
+        records: [],
+      }),
+    });
+    const spec = parseSweepMapping(
+      {
+        name: 'tpe-asha',
+        base: {
+          ...testSpec(),
+          trainer: { ...testSpec().trainer, totalTrainingSteps: 8, testFreq: 2, saveFreq: 2 },
+        },
+        parameters: {},
+        search: { type: 'tpe', trials: 5, seed: 4, params: { 'algorithm.lr': { logUniform: [1e-5, 1e-1] } } },
+        scheduler: {
+          type: 'asha',
+          metric: 'val-env/CoordSokoban/success',
+          gracePeriod: 2,
+          reductionFactor: 2,
+        },
+      },
+      'tpe asha test sweep',
+    );
+    const { result, workflowId } = await runSweep(
+      sweepInput(spec, { searchTaskQueue: searchQueue }),
+      activities,
+    );
+    assert.equal(result.total, 5);
+    assert.ok(
+      (result.pruned ?? 0) >= 1,
+      `ASHA stopped some child (seed 4): ${JSON.stringify(result.ranked)}`,
+    );
+    const trials = studyTrials(workflowId);
+    assert.equal(trials.length, 5);
+    for (const row of result.ranked) {
+      const trial = trials.find((t) => t[0] === row.index);
+      if (row.outcome === 'pruned') {
+        assert.equal(trial?.[1], 'PRUNED');
+        assert.deepEqual(row.lastIntermediate?.[1], successOf(row.params['algorithm.lr'] as number));
+      } else {
+        assert.equal(row.outcome, 'succeeded');
+        assert.equal(trial?.[1], 'COMPLETE');
+        assert.equal(trial?.[2], row.successRate);
+      }
     }
   });
 });
