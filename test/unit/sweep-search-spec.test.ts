@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseSweepSpec } from '../../src/cli/spec-files/load-sweep.js';
+import { loadSweepSpec, parseSweepSpec } from '../../src/cli/spec-files/load-sweep.js';
 import { SpecError } from '../../src/domain/spec-error.js';
 import { tellOf, tpeProbeSets } from '../../src/domain/sweep-search.js';
 import { validSpecYaml } from '../helpers/specs.js';
@@ -65,6 +65,12 @@ describe('sweep spec: search tpe', () => {
       await refused(tpeYaml('    x.opt: { choice: [a, b] }', 4, '\n  grid:\n    y: [1, 2]')),
       /parameters: search\.type tpe picks every parameter itself/,
     );
+  });
+
+  it('loads the example TPE sweep', async () => {
+    const s = await loadSweepSpec('examples/sokoban-tpe-sweep.yaml');
+    assert.equal(s.search?.trials, 12);
+    assert.deepEqual(Object.keys(s.search?.params ?? {}), ['algorithm.lr', 'algorithm.gamma']);
   });
 
   it('validates the children at the ends of each range', async () => {
