@@ -11,6 +11,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 # Probes travel with their Ray jobs as runtime_env py_modules packages built from this directory.
 COPY probes ./probes
+COPY search ./search
 # tsc into dist/, then the workflow code bundled once into dist/workflow-bundle.js, which the
 # worker loads at start instead of bundling (see bench/worker-start.ts).
 RUN npm run build

@@ -58,6 +58,8 @@ echo "== payload tests"
 .venv/bin/python -m pytest payload/tests -q
 echo "== probe tests"
 .venv/bin/python -m pytest probes/tests -q
+echo "== search worker tests"
+.venv/bin/python -m pytest search/tests -q
 echo "== RAGEN conformance"
 .venv/bin/python -m pytest test/conformance -q
 echo "== waiting for the Go builds"

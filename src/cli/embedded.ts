@@ -2,13 +2,15 @@ import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { REPO_ROOT, type OrchestratorConfig } from '../config.js';
+import { startSearchWorker } from '../search-worker.js';
 import { createWorker } from '../worker.js';
 import { type DevServer, startDevServer, temporalReachable } from './dev-server.js';
 import { installReaperSchedule } from './reaper-schedule.js';
 
 /**
  * The embedded default: a Temporal dev server from the venv (persistent db under .run/) unless one
- * already answers at the configured address, plus a worker in this process.
+ * already answers at the configured address, plus a worker in this process and the search worker
+ * (Python, Optuna: `search: {type: tpe}` sweeps) beside it.
  */
 export async function withEmbeddedStack<T>(
   config: OrchestratorConfig,
@@ -29,6 +31,18 @@ export async function withEmbeddedStack<T>(
       logFile: join(REPO_ROOT, '.run', 'temporal.log'),
     });
   }
+  // Only TPE sweeps need it: a search worker that cannot start is a warning, not a refusal.
+  const search = await startSearchWorker({
+    python: config.python,
+    address,
+    namespace: config.temporal.namespace,
+    runRoot: config.RAGEN_RUN_ROOT,
+  }).catch((err: unknown) => {
+    console.warn(
+      `warning: ${(err as Error).message}; sweeps with search.type tpe will wait for a search worker`,
+    );
+    return undefined;
+  });
   const { worker, client, close } = await createWorker(config);
   const running = worker.run();
   try {
@@ -37,6 +51,7 @@ export async function withEmbeddedStack<T>(
     worker.shutdown();
     await running;
     await close();
+    await search?.stop();
     await server?.stop();
   }
 }
@@ -46,7 +61,7 @@ export async function devCommand(config: OrchestratorConfig): Promise<number> {
   await withEmbeddedStack(config, async (client) => {
     await installReaperSchedule(client, config.RAGEN_TASK_QUEUE, 300, { graceSeconds: 120 });
     console.log('dev: reaper schedule installed (every 300 s, grace 120 s)');
-    console.log(`dev: worker polling ${config.RAGEN_TASK_QUEUE}; Ctrl-C to stop`);
+    console.log(`dev: worker polling ${config.RAGEN_TASK_QUEUE}, search worker ragen-search; Ctrl-C to stop`);
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);

@@ -5,24 +5,16 @@ import { GpuUsageSchema } from './gpu-usage.js';
 import { ResolvedProvenanceSchema } from './provenance.js';
 import { TrackingOutcomeSchema } from './tracking.js';
 import { SweepLimitChangeSchema } from './sweep-limits.js';
+import { DistributionSchema, ParamKeySchema as ParamKey, ParamValueSchema } from './sweep-params.js';
+import { TpeSearchSchema } from './sweep-search.js';
 
-/** A swept value: what a `key=value` override or a scalar spec field can hold. */
-export const ParamValueSchema = z.union([z.string(), z.number(), z.boolean()]);
-export type ParamValue = z.infer<typeof ParamValueSchema>;
-
-/** `trainer.seedTrain`, `validation.seed` (spec fields) or any trainer override such as `algorithm.lr`. */
-const ParamKey = z
-  .string()
-  .regex(/^\+?[A-Za-z_][\w.@-]*$/, 'a parameter key like trainer.seedTrain or algorithm.lr');
-
-/** One random parameter: a list to choose from, or a numeric range (bounds inclusive). */
-export const DistributionSchema = z.union([
-  z.strictObject({ choice: z.array(ParamValueSchema).min(1, 'choice needs at least one value') }),
-  z.strictObject({ uniform: z.tuple([z.number(), z.number()]) }),
-  z.strictObject({ logUniform: z.tuple([z.number().positive(), z.number().positive()]) }),
-  z.strictObject({ intRange: z.tuple([z.number().int(), z.number().int()]) }),
-]);
-export type Distribution = z.infer<typeof DistributionSchema>;
+export {
+  DistributionSchema,
+  ParamValueSchema,
+  type Distribution,
+  type ParamSet,
+  type ParamValue,
+} from './sweep-params.js';
 
 /**
  * More children than this is refused at load time: the ranked table travels as one Temporal
@@ -51,6 +43,11 @@ export const SweepSpecSchema = z
         })
         .optional(),
     }),
+    /**
+     * Model-based search: each child's parameters come from Optuna's TPE (the search worker), asked
+     * when the child starts, from the results so far. Absent: grid x random, expanded up front.
+     */
+    search: TpeSearchSchema.optional(),
     /** Never more children running at once than this. */
     concurrency: z.number().int().positive().default(1),
     /** After this many failed children no new child starts (running ones finish); absent = no limit. */
@@ -68,7 +65,14 @@ export const SweepSpecSchema = z
     for (const issue of schedulerIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });
     const grid = Object.keys(spec.parameters.grid);
     const random = Object.keys(spec.parameters.random?.params ?? {});
-    if (grid.length === 0 && random.length === 0) {
+    if (spec.search && (grid.length > 0 || random.length > 0)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['parameters'],
+        message: `search.type ${spec.search.type} picks every parameter itself: move the grid and random parameters to search.params (or drop search)`,
+      });
+    }
+    if (!spec.search && grid.length === 0 && random.length === 0) {
       ctx.addIssue({
         code: 'custom',
         path: ['parameters'],
@@ -106,13 +110,18 @@ export type SweepSpec = z.infer<typeof SweepSpecSchema>;
 function schedulerIssues(spec: {
   base: z.infer<typeof ExperimentSpecSchema>;
   parameters: { grid: Record<string, unknown>; random?: { params: Record<string, unknown> } };
+  search?: { params: Record<string, unknown> };
   scheduler?: z.infer<typeof SchedulerSchema>;
 }): { path: (string | number)[]; message: string }[] {
   const s = spec.scheduler;
   if (!s) return [];
   const { testFreq, totalTrainingSteps } = spec.base.trainer;
   const issues: { path: (string | number)[]; message: string }[] = [];
-  const swept = [...Object.keys(spec.parameters.grid), ...Object.keys(spec.parameters.random?.params ?? {})];
+  const swept = [
+    ...Object.keys(spec.parameters.grid),
+    ...Object.keys(spec.parameters.random?.params ?? {}),
+    ...Object.keys(spec.search?.params ?? {}),
+  ];
   for (const key of ['trainer.testFreq', 'trainer.totalTrainingSteps'].filter((k) => swept.includes(k)))
     issues.push({
       path: ['parameters'],
@@ -151,9 +160,6 @@ function schedulerIssues(spec: {
   return issues;
 }
 
-/** One child's parameters: key → value, keys in expansion order. */
-export type ParamSet = Record<string, ParamValue>;
-
 /** A finished (or refused) child, kept compact: parameters are recomputed from the spec by index. */
 export const ChildOutcomeSchema = z.strictObject({
   index: z.number().int().min(0),
@@ -190,12 +196,16 @@ export const SweepCarrySchema = z.strictObject({
   limitChanges: z.array(SweepLimitChangeSchema).optional(),
   /** The scheduler's rungs and reports so far (asha/median). */
   scheduler: SchedulerStateSchema.optional(),
+  /** search tpe: the parameters the search answered so far, by child index. */
+  searched: z.array(z.record(z.string(), ParamValueSchema)).optional(),
 });
 export type SweepCarry = z.infer<typeof SweepCarrySchema>;
 
 export const SweepInputSchema = z.strictObject({
   sweep: SweepSpecSchema,
   provenance: ResolvedProvenanceSchema,
+  /** search tpe: the search worker's task queue; absent = ragen-search. */
+  searchTaskQueue: z.string().optional(),
   /** The child workflow type; `experiment` unless a test or benchmark swaps in a stand-in. */
   childWorkflowType: z.string().default('experiment'),
   /** Continue-as-new once the history has this many events (or the server suggests it). */

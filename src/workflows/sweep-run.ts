@@ -35,7 +35,7 @@ export type ParsedSweepInput = z.output<typeof SweepInputSchema>;
 export interface SweepRun {
   input: ParsedSweepInput;
   ids: RunIds;
-  /** Every configuration, by index (grid x seeded random). */
+  /** Every configuration, by index (grid x seeded random; search tpe: those asked so far). */
   paramSets: ParamSet[];
   total: number;
   /** Rows of the children that ended (a promoted child's row replaces the stopped one's). */
@@ -65,13 +65,15 @@ export interface SweepRun {
 
 export function newSweepRun(input: ParsedSweepInput, info: RunIds): SweepRun {
   const { carry } = input;
-  const paramSets = expandSweep(input.sweep);
+  // search tpe: the parameters are asked child by child; the ones answered so far are carried.
+  const { search } = input.sweep;
+  const paramSets = search ? [...(carry?.searched ?? [])] : expandSweep(input.sweep);
   const limitChanges = [...(carry?.limitChanges ?? [])];
   return {
     input,
     ids: runIds(info),
     paramSets,
-    total: paramSets.length,
+    total: search ? search.trials : paramSets.length,
     results: [...(carry?.results ?? [])],
     runs: carry?.runs ?? 1,
     next: carry?.nextIndex ?? 0,
@@ -130,6 +132,7 @@ export function sweepCarry(run: SweepRun): SweepCarry {
     maxRunning: run.maxRunning,
     ...(run.limitChanges.length > 0 ? { limitChanges: run.limitChanges } : {}),
     ...(run.input.sweep.scheduler ? { scheduler: run.scheduler } : {}),
+    ...(run.input.sweep.search ? { searched: run.paramSets } : {}),
   };
 }
 

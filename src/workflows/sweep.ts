@@ -49,6 +49,7 @@ import { unwrapFailure } from './failure-info.js';
 import { notifyTargets } from './notify.js';
 import { archiveSweep, latestCompleteCheckpoint } from './policies.js';
 import { notifyScheduleWillPause } from './schedule-pause.js';
+import { askSearch, tellSearch } from './search.js';
 import { SearchAttributes as K, startSearchAttributes } from './search-attributes.js';
 import {
   intermediateResultSignal,
@@ -171,6 +172,8 @@ async function startEveryConfiguration(run: SweepRun): Promise<void> {
     if (move.do === 'continueAsNew') await drainAndContinueAsNew(run);
     if (move.do === 'promote') void promote(run, move.child);
     if (move.do === 'start') {
+      // Only a search awaits here: grid and random sweeps keep 1.0's order of commands (replay).
+      if (run.input.sweep.search) await askSearch(run, move.index);
       void runChild(run, move.index);
       run.next++;
     }
@@ -215,6 +218,7 @@ async function runChild(run: SweepRun, index: number, promotion?: Promotion): Pr
   const applied = applyParams(run.input.sweep.base, params);
   if (!applied.ok) {
     record(run, refusedChild(index, workflowId, applied.issues));
+    if (run.input.sweep.search) await tellSearch(run, index);
     return;
   }
   if (!promotion) run.running++; // a promotion took its slot before looking for the checkpoint
@@ -238,6 +242,8 @@ async function runChild(run: SweepRun, index: number, promotion?: Promotion): Pr
     };
     record(run, failedChild(index, workflowId, ended, lastIntermediateOf(run.scheduler, index)), promotion);
   } finally {
+    // search tpe: the slot stays taken until the study knows, so the next ask learns from it.
+    if (run.input.sweep.search) await tellSearch(run, index);
     run.running--;
     delete run.indexOfRunning[workflowId];
   }

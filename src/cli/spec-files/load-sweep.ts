@@ -5,6 +5,7 @@ import { SpecError, issuesFromZod, type SpecIssue } from '../../domain/spec-erro
 import { MAX_SWEEP_CHILDREN, SweepSpecSchema, type SweepSpec } from '../../domain/sweep.js';
 import { runSetupIssues } from '../../domain/experiment.js';
 import { applyParams, expandSweep, plannedChildren } from '../../domain/sweep-expand.js';
+import { tpeProbeSets } from '../../domain/sweep-search.js';
 
 const KIND = 'sweep spec';
 
@@ -16,14 +17,14 @@ export function parseSweepMapping(raw: Record<string, unknown>, source: string):
   const parsed = SweepSpecSchema.safeParse(raw);
   if (!parsed.success) throw new SpecError(source, issuesFromZod(parsed.error), KIND);
   const sweep = parsed.data;
-  const planned = plannedChildren(sweep);
+  const planned = sweep.search?.trials ?? plannedChildren(sweep);
   if (planned > MAX_SWEEP_CHILDREN) {
     throw new SpecError(
       source,
       [
         {
           field: 'parameters',
-          message: `${planned} children planned; at most ${MAX_SWEEP_CHILDREN} per sweep: split the grid or lower parameters.random.count`,
+          message: `${planned} children planned; at most ${MAX_SWEEP_CHILDREN} per sweep: split the grid or lower parameters.random.count (search.trials)`,
         },
       ],
       KIND,
@@ -31,7 +32,9 @@ export function parseSweepMapping(raw: Record<string, unknown>, source: string):
   }
   const issues: SpecIssue[] = [];
   const seen = new Set<string>();
-  expandSweep(sweep).forEach((params, index) => {
+  // A search's values are known only when it runs: its range ends and choices stand in for them.
+  const probed = sweep.search ? tpeProbeSets(sweep.search) : expandSweep(sweep);
+  probed.forEach((params, index) => {
     const applied = applyParams(sweep.base, params);
     const childIssues = applied.ok ? runSetupIssues(applied.spec) : applied.issues;
     for (const issue of childIssues) {
@@ -40,7 +43,7 @@ export function parseSweepMapping(raw: Record<string, unknown>, source: string):
       seen.add(key);
       issues.push({
         field: `parameters → base.${issue.field}`,
-        message: `${issue.message} (child ${index}: ${JSON.stringify(params)})`,
+        message: `${issue.message} (${sweep.search ? 'searched values' : `child ${index}`}: ${JSON.stringify(params)})`,
       });
     }
   });

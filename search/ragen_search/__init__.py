@@ -1,0 +1,1 @@
+"""Model-based sweep search (TPE) for the sweep workflow: Optuna studies behind Temporal activities."""
