@@ -11,10 +11,11 @@ import { JsonSdkLogger, activityContextLogger, jsonLogger } from './logging.js';
 import { queryStopAtCheckpointPending, signalProgress } from './progress-reporter.js';
 import { RegistryClient } from './registry/client.js';
 import { temporalConnectionSettings } from './temporal-connection.js';
-import { workflowSource } from './workflow-code.js';
+import { workflowInterceptorModules, workflowSource } from './workflow-code.js';
 import { describeUserError } from './user-errors.js';
 import { describeWorkflowStatus } from './workflow-status.js';
 import { activityMetricsInterceptor } from './metrics/activity-metrics-interceptor.js';
+import { registerClustersAlive } from './metrics/clusters-alive.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
 import { type ProductMetrics, createProductMetrics } from './metrics/product-metrics.js';
 
@@ -52,17 +53,23 @@ export async function createWorker(
   const clientConnection = await Connection.connect(connectionOptions);
   const client = new Client({ connection: clientConnection, namespace });
   const deps = activityDeps(config, client);
+  const source = workflowSource(config.RAGEN_WORKFLOW_BUNDLE);
+  if (metrics) registerClustersAlive(metrics.registry, deps.backends);
   const worker = await Worker.create({
     connection,
     namespace,
     taskQueue: config.RAGEN_TASK_QUEUE,
     // The prebuilt bundle (npm run build) when present; the sources, bundled now, otherwise.
-    ...workflowSource(config.RAGEN_WORKFLOW_BUNDLE),
+    ...source,
     activities: createActivities(deps),
     // Cancellation reaches an activity in a heartbeat reply; the default throttle (0.8 x the 60 s
     // heartbeat timeout) would let a cancelled or paused training job run on for up to 48 s.
     maxHeartbeatThrottleInterval: '3 seconds',
-    ...(metrics ? { interceptors: { activity: [activityMetricsInterceptor(metrics)] } } : {}),
+    interceptors: {
+      // For workflows bundled at start; a prebuilt bundle has them built in (the SDK warns if both).
+      ...('workflowsPath' in source ? { workflowModules: workflowInterceptorModules } : {}),
+      ...(metrics ? { activity: [activityMetricsInterceptor(metrics)] } : {}),
+    },
   });
   return {
     worker,

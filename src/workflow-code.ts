@@ -7,6 +7,19 @@ export const workflowsPath = fileURLToPath(
   new URL(`./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
 );
 
+/**
+ * Workflow interceptor modules, in every bundle (the prebuilt one and one made at start): the run
+ * counter (run-metrics-interceptor.ts) that feeds the worker's /metrics through the SDK's exporter.
+ */
+export const workflowInterceptorModules = [
+  fileURLToPath(
+    new URL(
+      `./workflows/run-metrics-interceptor${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
+      import.meta.url,
+    ),
+  ),
+];
+
 /** The bundle `npm run build` writes beside the compiled worker: dist/workflow-bundle.js. */
 export const prebuiltBundlePath = fileURLToPath(new URL('./workflow-bundle.js', import.meta.url));
 

@@ -11,6 +11,10 @@ export function errorType(err: unknown): string {
   return err instanceof Error ? err.name : 'unknown';
 }
 
+function isNonRetryable(err: unknown): boolean {
+  return !!err && typeof err === 'object' && 'nonRetryable' in err && err.nonRetryable === true;
+}
+
 /**
  * Records every activity attempt: its duration and outcome, and failures and retries by error type.
  * Runs in the worker around the activity, outside the workflow sandbox: no history event.
@@ -19,9 +23,7 @@ export function activityMetricsInterceptor(metrics: ProductMetrics): ActivityInt
   return (ctx: Context) => {
     const inbound: ActivityInboundCallsInterceptor = {
       async execute(input, next) {
-        const { activityType: stage, workflowType = 'unknown', attempt } = ctx.info;
-        // The attempt does not learn why the one before failed: that attempt counted its error type.
-        if (attempt > 1) metrics.retries.inc({ stage });
+        const { activityType: stage, workflowType = 'unknown' } = ctx.info;
         const end = metrics.stageDuration.startTimer({ workflow_type: workflowType, stage });
         try {
           const result = await next(input);
@@ -33,7 +35,13 @@ export function activityMetricsInterceptor(metrics: ProductMetrics): ActivityInt
           const outcome = err instanceof CancelledFailure ? 'cancelled' : 'failed';
           end({ outcome });
           metrics.activityOutcomes.inc({ workflow_type: workflowType, stage, outcome });
-          if (outcome === 'failed') metrics.failures.inc({ stage, error_type: errorType(err) });
+          if (outcome === 'failed') {
+            const labels = { stage, error_type: errorType(err) };
+            metrics.failures.inc(labels);
+            // A failure not marked non-retryable is retried by the server's retry policy (unless its
+            // attempts or schedule-to-close time are spent): counted where its error type is known.
+            if (!isNonRetryable(err)) metrics.retries.inc(labels);
+          }
           return Promise.reject(err);
         }
       },

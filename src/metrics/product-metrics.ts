@@ -26,8 +26,8 @@ export function createProductMetrics() {
     }),
     retries: new Counter({
       name: 'ragen_activity_retries_total',
-      help: 'Activity attempts after the first (retries), by stage; ragen_activity_failures_total has the error types',
-      labelNames: ['stage'] as const,
+      help: 'Failed activity attempts the retry policy retries (not marked non-retryable), by stage and error type',
+      labelNames: ['stage', 'error_type'] as const,
       registers: [registry],
     }),
     failures: new Counter({

@@ -3,6 +3,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { loadConfig } from '../../src/config.js';
 import { workflowsPath } from '../../src/worker.js';
+import { workflowInterceptorModules } from '../../src/workflow-code.js';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/workflows/search-attributes.js';
 
 /**
@@ -34,10 +35,11 @@ export function devServerEnv(opts: { uiPort?: number } = {}): Promise<TestWorkfl
 }
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-/** Workflows bundled once per test process. */
+/** Workflows bundled once per test process, with the interceptors the worker's bundle has. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
   bundle ??= bundleWorkflowCode({
     workflowsPath,
+    workflowInterceptorModules,
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
   });
   return bundle;

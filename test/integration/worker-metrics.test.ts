@@ -7,6 +7,9 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Runtime, Worker } from '@temporalio/worker';
 import { REPO_ROOT } from '../../src/config.js';
 import { activityMetricsInterceptor } from '../../src/metrics/activity-metrics-interceptor.js';
+import { registerClustersAlive } from '../../src/metrics/clusters-alive.js';
+import { createBackends } from '../../src/backends/registry.js';
+import { loadConfig } from '../../src/config.js';
 import { startMetricsServer } from '../../src/metrics/metrics-server.js';
 import { createProductMetrics } from '../../src/metrics/product-metrics.js';
 import type { experiment } from '../../src/workflows/experiment.js';
@@ -52,6 +55,8 @@ describe('worker metrics, health and the Grafana dashboard (real dev server, sta
     });
     env = await devServerEnv();
     const metrics = createProductMetrics();
+    // The real local backend's listing (clusters under the run root), as the worker registers it.
+    registerClustersAlive(metrics.registry, createBackends(loadConfig()));
     worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,
@@ -114,7 +119,15 @@ describe('worker metrics, health and the Grafana dashboard (real dev server, sta
       }),
       1,
     );
-    assert.equal(sample(text, 'ragen_activity_retries_total', { stage: 'preflight' }), 1);
+    const retried = { stage: 'preflight', error_type: 'StandInTransientError' };
+    assert.equal(sample(text, 'ragen_activity_retries_total', retried), 1);
+    assert.equal(sample(before, 'ragen_runs_started', { kind: 'experiment' }), 0);
+    assert.equal(
+      sample(text, 'ragen_runs_started', { kind: 'experiment' }),
+      1,
+      'counted by the workflow interceptor',
+    );
+    assert.match(text, /^ragen_clusters_alive\{backend="local"\} \d+$/m);
     assert.equal(
       sample(before, 'ragen_runs_finished_total', { kind: 'experiment', outcome: 'succeeded' }),
       0,
