@@ -1,4 +1,4 @@
-"""Ask and tell against a real SQLite study: parameters in range, idempotent under retry, TPE learns."""
+"""Ask and tell against a real study (SQLite and PostgreSQL, conftest.py): parameters in range, idempotent under retry, TPE learns."""
 
 import math
 
@@ -14,11 +14,6 @@ SPACE = {
     "n": {"intRange": [1, 4]},
     "opt": {"choice": ["adam", "sgd"]},
 }
-
-
-@pytest.fixture
-def storage(tmp_path):
-    return f"sqlite:///{tmp_path / 'optuna.db'}"
 
 
 def asked(index, seed=0, space=SPACE):
