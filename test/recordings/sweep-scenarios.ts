@@ -4,6 +4,7 @@ import { ApplicationFailure, type Client } from '@temporalio/client';
 import type { Activities } from '../../src/activities/index.js';
 import { parseSweepMapping } from '../../src/cli/spec-files/load-sweep.js';
 import { ErrorTypes } from '../../src/domain/error-types.js';
+import type { SearchActivities } from '../../src/domain/sweep-search.js';
 import type { SweepResult } from '../../src/domain/sweep.js';
 import { setSweepLimitsUpdate } from '../../src/workflows/sweep-definitions.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
@@ -42,6 +43,12 @@ function ashaTrainer(client: () => Client): Activities['train'] {
     return { finalStep: total, lastCheckpointStep: total, lastMetrics: {}, entrypoint: [] };
   };
 }
+
+/** Stand-ins for the search worker's tpeAsk/tpeTell: a fixed learning rate per child index. */
+const standInSearch = (): SearchActivities => ({
+  tpeAsk: async ({ index }) => ({ 'algorithm.lr': 10 ** -(2 + index) }),
+  tpeTell: async () => 'complete',
+});
 
 /** Every child's training fails for good. */
 const failingChildren = () =>
@@ -92,6 +99,37 @@ export const sweepScenarios: Record<string, Scenario> = {
     }).activities,
     // A child stopped by the scheduler: the experiment's prune path (signal 'stopEarly').
     children: (result) => byOutcome('pruned')(result).slice(0, 1),
+  }),
+
+  // search tpe: each child's parameters asked of the search worker, each end told to it. Stand-in
+  // tpeAsk/tpeTell (the Python worker's activities) on the recording's own task queue.
+  'sweep-tpe': () => ({
+    workflowId: 'sweep-tpe',
+    workflowType: 'sweep',
+    args: [
+      sweepInput(
+        parseSweepMapping(
+          {
+            name: 'tpe-recorded',
+            base: testSpec(),
+            parameters: {},
+            search: {
+              type: 'tpe',
+              trials: 3,
+              seed: 1,
+              params: { 'algorithm.lr': { logUniform: [1e-5, 1e-1] } },
+            },
+            concurrency: 2,
+          },
+          'recorded tpe sweep',
+        ),
+        { searchTaskQueue: 'record-sweep-tpe' },
+      ),
+    ],
+    activities: {
+      ...fakeActivities().activities,
+      ...standInSearch(),
+    } as Activities,
   }),
 
   'sweep-failure-budget-exhausted': () => ({
