@@ -9,6 +9,7 @@ import { heartbeatPerFile } from './heartbeat-loop.js';
 import { parseJsonText } from '../domain/json-text.js';
 import { readObjectStoreIndex } from './object-store-index.js';
 import { fetchCheckpoint } from './object-store-fetch.js';
+import { type LedgerSource, restoreLedgerFromStore } from './object-store-ledger.js';
 
 /**
  * The campaign's ledger, validated: empty when there is none; a corrupt one, or (with
@@ -91,7 +92,10 @@ export function createLatestCompleteCheckpoint() {
     checkpointDir: string;
     ledgerPath: string;
     now: string;
+    /** storage.objectStore: a ledger this archive dir lacks is fetched from there first. */
+    ledgerSource?: LedgerSource;
   }): Promise<LatestCheckpoint> {
+    await restoreLedgerFromStore(input.ledgerPath, input.ledgerSource);
     const ledger = await readLedger(input.ledgerPath, input.checkpointDir);
     const tracker = await readTracker(input.checkpointDir);
     const present = new Set(await checkpointSteps(input.checkpointDir));

@@ -7,6 +7,7 @@ import { readLedger, writeLedger } from './campaign-checkpoints.js';
 import { checkpointSteps, filesUnder, readTracker, recordSha256, sha256File } from './checkpoints.js';
 import { checkpointPath } from '../domain/paths.js';
 import { previousDetails } from './heartbeat-loop.js';
+import { type LedgerSource, restoreLedgerFromStore } from './object-store-ledger.js';
 
 /** Heartbeat between files of a large one too, so a shard of many GB does not miss heartbeatTimeout. */
 const HEARTBEAT_EVERY_BYTES = 512 * 1024 * 1024;
@@ -17,6 +18,8 @@ export interface HashCheckpointsInput {
   ledgerPath: string;
   /** Recorded as the new entries' firstSeenAt. */
   now: string;
+  /** storage.objectStore: a ledger this archive dir lacks is fetched from there first. */
+  ledgerSource?: LedgerSource;
 }
 
 /** Heartbeat details: the checkpoint being hashed and its files hashed so far. */
@@ -42,6 +45,7 @@ export interface HashCheckpointsResult {
 export function createHashCheckpoints() {
   return async function hashCheckpoints(input: HashCheckpointsInput): Promise<HashCheckpointsResult> {
     const ctx = Context.current();
+    await restoreLedgerFromStore(input.ledgerPath, input.ledgerSource);
     const ledger = await readLedger(input.ledgerPath, input.checkpointDir);
     const tracker = await readTracker(input.checkpointDir);
     const known = new Set(ledger.checkpoints.map((c) => c.step));

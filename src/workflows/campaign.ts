@@ -196,15 +196,21 @@ async function findLatestCheckpoint(run: CampaignRun): Promise<LatestCheckpoint[
 
 async function refreshCheckpoints(run: CampaignRun): Promise<LatestCheckpoint['latest']> {
   // New checkpoints are hashed once into the ledger (heartbeating); finding the latest only reads it.
+  // With storage.objectStore, a ledger the archive dir lacks (a campaign moved to fresh storage) is
+  // fetched back from the store first. Absent without it: the same input as before for other specs.
+  const { objectStore, archiveDir } = run.input.spec.storage;
+  const ledgerSource = objectStore ? { ledgerSource: { objectStore, archiveDir } } : {};
   await hashCheckpoints({
     checkpointDir: run.checkpointDir,
     ledgerPath: run.ledgerPath,
     now: workflowNowIso(),
+    ...ledgerSource,
   });
   run.checkpoints = await latestCompleteCheckpoint({
     checkpointDir: run.checkpointDir,
     ledgerPath: run.ledgerPath,
     now: workflowNowIso(),
+    ...ledgerSource,
   });
   run.state.latestCheckpointStep = run.checkpoints.latest?.step ?? 0;
   run.live.lastCheckpointStep = Math.max(run.live.lastCheckpointStep, run.state.latestCheckpointStep);

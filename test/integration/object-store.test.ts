@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   GetObjectCommand,
@@ -264,6 +264,20 @@ describe('object store (a real SeaweedFS S3 server)', () => {
     const next = await findAfter({ checkpointDir, ledgerPath: ledger, now: 't3' });
     assert.equal(next.latest?.step, 30);
     assert.deepEqual(next.untrusted, [], 'steps 10 and 20 are in the store, not lost');
+
+    // Fresh storage for both: the archive dir lost the ledger and its index too (another cluster's
+    // volume). The campaign's next check fetches them back, then the checkpoint.
+    await rm(checkpointDir, { recursive: true, force: true });
+    await mkdir(checkpointDir, { recursive: true });
+    await rm(ledger);
+    await rm(join(dirname(ledger), 'object-store.json'));
+    const ledgerSource = { objectStore: storeAt('ragen-campaign'), archiveDir: spec.storage.archiveDir };
+    const { run: hashAfter } = inActivityContext(createHashCheckpoints());
+    await hashAfter({ checkpointDir, ledgerPath: ledger, now: 't3b', ledgerSource });
+    const moved = await findAfter({ checkpointDir, ledgerPath: ledger, now: 't3c', ledgerSource });
+    assert.equal(moved.latest?.step, 30, 'resumes at step 30 with the ledger fetched from the store');
+    assert.equal(moved.latest?.sha256, before.latest?.sha256);
+    assert.deepEqual(await readFile(join(checkpointDir, shard)), original);
 
     // Bytes in the store that are not the ledger's are never resumed from.
     await rm(checkpointDir, { recursive: true, force: true });
