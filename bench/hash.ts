@@ -7,8 +7,7 @@
  * CPU bound: run it on a quiet machine, e.g. `nice -n 5 npx tsx bench/hash.ts [GiB]`.
  */
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,42 +16,18 @@ import { filesUnder } from '../src/activities/checkpoints.js';
 import { checkpointPath } from '../src/domain/paths.js';
 import { createHashCheckpoints, type HashCheckpointsResult } from '../src/activities/hash-checkpoints.js';
 import { writeResults } from './results.js';
+import { writeSyntheticCheckpoint } from './synthetic-checkpoint.js';
 
 const run = promisify(execFile);
 const gib = Number(process.argv[2] ?? 4);
 const MiB = 1024 * 1024;
-const smallFiles = Math.round(256 * (gib / 4));
-const shardBytes = 80 * MiB;
-const shards = Math.max(1, Math.round((gib * 1024 * MiB - smallFiles * MiB) / shardBytes));
-
-/** Write `bytes` of a random block repeated, with the file index mixed in so files differ. */
-async function fill(path: string, bytes: number, block: Buffer, index: number): Promise<void> {
-  const file = await open(path, 'w');
-  try {
-    for (let written = 0; written < bytes; written += block.length) {
-      block.writeUInt32LE(index, 0);
-      block.writeUInt32LE(written / block.length, 4);
-      await file.write(block, 0, Math.min(block.length, bytes - written));
-    }
-  } finally {
-    await file.close();
-  }
-}
 
 const root = await mkdtemp(join(tmpdir(), 'bench-hash-'));
 try {
   const dir = join(root, 'ckpt');
   const step = checkpointPath(dir, 100);
-  await mkdir(join(step, 'actor'), { recursive: true });
-  await mkdir(join(step, 'actor', 'huggingface'), { recursive: true });
-  const block = randomBytes(8 * MiB);
-  for (let i = 0; i < shards; i++)
-    await fill(join(step, 'actor', `model_world_size_${shards}_rank_${i}.pt`), shardBytes, block, i);
-  for (let i = 0; i < smallFiles; i++)
-    await fill(join(step, 'actor', 'huggingface', `part-${i}.bin`), MiB, block, shards + i);
-  await writeFile(join(dir, 'latest_checkpointed_iteration.txt'), '100');
+  const { bytes: total, shards, smallFiles } = await writeSyntheticCheckpoint(dir, 100, gib);
   const files = await filesUnder(step);
-  const total = shards * shardBytes + smallFiles * MiB;
   await run('sh', ['-c', 'cat "$@" > /dev/null', 'sh', ...files]); // warm the page cache
 
   const gbps = (ms: number) => total / 1e9 / (ms / 1000);
