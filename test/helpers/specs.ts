@@ -1,6 +1,7 @@
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
 import type { ExperimentInput } from '../../src/domain/experiment-input.js';
 import type { ExperimentSpec } from '../../src/domain/experiment.js';
+import type { ManifestDraft } from '../../src/domain/manifest.js';
 
 /** validation.seed 5000: clear of every training seed range the tests use (their sweeps start trainer.seedTrain at 1). */
 export const validSpecYaml = (storageRoot = '/tmp/ragen-test') => `
@@ -44,5 +45,32 @@ export function testInput(spec: ExperimentSpec = testSpec()): ExperimentInput {
       modelRevision: 'test',
       orchestratorVersion: '0.0.0',
     },
+  };
+}
+
+/** The archive's input for a run that succeeded at `finalStep` (no cluster, no validation). */
+export function succeededDraft(
+  spec: ExperimentSpec,
+  checkpointDir: string,
+  finalStep: number,
+  workflowId = 'wf-1',
+): ManifestDraft {
+  return {
+    experiment: spec.name,
+    temporal: { workflowId, runId: 'run-1', namespace: 'default', taskQueue: 'q' },
+    provenance: testInput(spec).provenance,
+    image: { verified: false, note: 'none' },
+    rayVersion: { declared: '2.60.0' },
+    environment: { envTag: 'CoordSokoban', overrides: {} },
+    seeds: { train: 10000, val: 123 },
+    resolvedSpec: spec,
+    entrypoint: ['python'],
+    cluster: { backend: 'local', shape: { headCpus: 1, workerGroups: [] }, nodes: [], submits: 1 },
+    preflight: { checks: [] },
+    checkpointDir,
+    training: { outcome: 'succeeded', finalStep, totalTrainingSteps: finalStep },
+    validation: { outcome: 'skipped' },
+    stages: [{ stage: 'archive', attempt: 0, startedAt: '2026-01-01T00:00:00.000Z' }],
+    outcome: 'succeeded',
   };
 }

@@ -18,13 +18,12 @@ import { createHashCheckpoints } from '../../src/activities/hash-checkpoints.js'
 import { openStore } from '../../src/activities/object-store-client.js';
 import { objectStoreWritable } from '../../src/activities/object-store-preflight.js';
 import { type UploadProgress, uploadFile } from '../../src/activities/object-store-upload.js';
-import type { ManifestDraft } from '../../src/domain/manifest.js';
 import type { ObjectStore } from '../../src/domain/object-store.js';
 import { ledgerPath, runCheckpointDir } from '../../src/domain/paths.js';
 import type { ExperimentSpec } from '../../src/domain/experiment.js';
 import { inActivityContext } from '../helpers/activity-context.js';
 import { type S3TestServer, startSeaweedS3 } from '../helpers/seaweedfs.js';
-import { testInput, testSpec } from '../helpers/specs.js';
+import { succeededDraft, testSpec } from '../helpers/specs.js';
 
 /** One real SeaweedFS S3 server for the file; the worker's environment holds its key. */
 let s3: S3TestServer;
@@ -109,24 +108,7 @@ describe('object store (a real SeaweedFS S3 server)', () => {
     });
     const { run: hash } = inActivityContext(createHashCheckpoints());
     const { checkpoints } = await hash({ checkpointDir, ledgerPath: ledger, now: 't1' });
-    const draft: ManifestDraft = {
-      experiment: spec.name,
-      temporal: { workflowId: 'wf-archive', runId: 'r', namespace: 'default', taskQueue: 'q' },
-      provenance: testInput(spec).provenance,
-      image: { verified: false, note: 'none' },
-      rayVersion: { declared: '2.60.0' },
-      environment: { envTag: 'CoordSokoban', overrides: {} },
-      seeds: { train: 10000, val: 123 },
-      resolvedSpec: spec,
-      entrypoint: ['python'],
-      cluster: { backend: 'local', shape: { headCpus: 1, workerGroups: [] }, nodes: [], submits: 1 },
-      preflight: { checks: [] },
-      checkpointDir,
-      training: { outcome: 'succeeded', finalStep: 30, totalTrainingSteps: 30 },
-      validation: { outcome: 'skipped' },
-      stages: [{ stage: 'archive', attempt: 0, startedAt: '2026-01-01T00:00:00.000Z' }],
-      outcome: 'succeeded',
-    };
+    const draft = succeededDraft(spec, checkpointDir, 30, 'wf-archive');
     const { run: archive, heartbeats } = inActivityContext(createArchive());
     const first = await archive({ draft, archiveDir: spec.storage.archiveDir, checkpoints });
     assert.deepEqual(first.objectStore?.checkpointSteps, [20, 30], 'retain latest 2: steps 20 and 30');

@@ -7,7 +7,7 @@ import { createArchive } from '../../src/activities/archive.js';
 import { hashCheckpoint } from '../../src/activities/checkpoints.js';
 import type { ManifestDraft } from '../../src/domain/manifest.js';
 import { inActivityContext } from '../helpers/activity-context.js';
-import { testInput, testSpec } from '../helpers/specs.js';
+import { succeededDraft, testSpec } from '../helpers/specs.js';
 
 async function draftWithCheckpoints(root: string, steps: number[], tracker: number): Promise<ManifestDraft> {
   const checkpointDir = join(root, 'ckpt');
@@ -19,25 +19,7 @@ async function draftWithCheckpoints(root: string, steps: number[], tracker: numb
     );
   }
   await writeFile(join(checkpointDir, 'latest_checkpointed_iteration.txt'), String(tracker));
-  const spec = testSpec({}, root);
-  return {
-    experiment: spec.name,
-    temporal: { workflowId: 'wf-1', runId: 'run-1', namespace: 'default', taskQueue: 'q' },
-    provenance: testInput(spec).provenance,
-    image: { verified: false, note: 'none' },
-    rayVersion: { declared: '2.60.0' },
-    environment: { envTag: 'CoordSokoban', overrides: {} },
-    seeds: { train: 10000, val: 123 },
-    resolvedSpec: spec,
-    entrypoint: ['python'],
-    cluster: { backend: 'local', shape: { headCpus: 1, workerGroups: [] }, nodes: [], submits: 1 },
-    preflight: { checks: [] },
-    checkpointDir,
-    training: { outcome: 'succeeded', finalStep: tracker, totalTrainingSteps: tracker },
-    validation: { outcome: 'skipped' },
-    stages: [{ stage: 'archive', attempt: 0, startedAt: '2026-01-01T00:00:00.000Z' }],
-    outcome: 'succeeded',
-  };
+  return succeededDraft(testSpec({}, root), checkpointDir, tracker);
 }
 
 describe('archive', () => {

@@ -48,6 +48,20 @@ after(async () => {
 /** Stand-in objective: validation success peaks at lr = 1e-3 (the trainer override). */
 const successOf = (lr: number) => Math.max(0, 1 - Math.abs(Math.log10(lr) + 3) / 4);
 
+/** A stand-in validation at `step` whose success is successOf the child's learning rate. */
+const validatedAt =
+  (step: number): Activities['validate'] =>
+  async ({ spec, checkpointPath }) => ({
+    checkpoint: checkpointPath,
+    step,
+    episodes: 8,
+    seed: spec.validation.seed,
+    success_rate: successOf(Number(spec.trainer.overrides['algorithm.lr'])),
+    mean_reward: 0,
+    mean_actions: 0,
+    records: [],
+  });
+
 /** The study as Optuna holds it: [index, state, value, params] per trial. */
 function studyTrials(study: string): [number, string, number | null, Record<string, number>][] {
   const script = `
@@ -80,16 +94,7 @@ async function runSweep(
 describe('sweep search tpe (time-skipping server, real search worker, stand-in children)', () => {
   it('asks each child its parameters, tells the study each outcome once, and ranks them', async () => {
     const { activities } = fakeActivities({
-      validate: async ({ spec, checkpointPath }) => ({
-        checkpoint: checkpointPath,
-        step: 1,
-        episodes: 8,
-        seed: spec.validation.seed,
-        success_rate: successOf(Number(spec.trainer.overrides['algorithm.lr'])),
-        mean_reward: 0,
-        mean_actions: 0,
-        records: [],
-      }),
+      validate: validatedAt(1),
     });
     const spec = parseSweepMapping(
       {
@@ -155,16 +160,7 @@ describe('sweep search tpe (time-skipping server, real search worker, stand-in c
         const total = spec.trainer.totalTrainingSteps;
         return { finalStep: total, lastCheckpointStep: total, lastMetrics: {}, entrypoint: [] };
       },
-      validate: async ({ spec, checkpointPath }) => ({
-        checkpoint: checkpointPath,
-        step: 8,
-        episodes: 8,
-        seed: spec.validation.seed,
-        success_rate: successOf(Number(spec.trainer.overrides['algorithm.lr'])),
-        mean_reward: 0,
-        mean_actions: 0,
-        records: [],
-      }),
+      validate: validatedAt(8),
     });
     const spec = parseSweepMapping(
       {
