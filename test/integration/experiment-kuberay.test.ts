@@ -650,6 +650,16 @@ describe('the worker on Kubernetes: deploy/worker rendered by kustomize and appl
         `/var/tmp/rk/${(pod.metadata?.uid ?? '').replace(/-/g, '').slice(0, 10)}/logs/worker.log`,
         'utf8',
       ).catch(() => '(no log)');
+    // The kubelet's Events on the Pod (a failed probe, a kill): why a container ended.
+    const podEvents = async () =>
+      (
+        await core.listNamespacedEvent({
+          namespace: kube.namespace,
+          fieldSelector: `involvedObject.name=${podName}`,
+        })
+      ).items
+        .map((e) => `${e.lastTimestamp?.toISOString() ?? ''} ${e.reason}: ${e.message}`)
+        .join('\n') || '(no events)';
     // A worker that cannot start never polls: fail with its log instead of waiting for the run.
     let watching = true;
     const workerDied = (async () => {
@@ -662,7 +672,7 @@ describe('the worker on Kubernetes: deploy/worker rendered by kustomize and appl
           worker?.state?.waiting?.reason === 'CreateContainerConfigError'
         )
           throw new Error(
-            `the worker Pod's worker container ended: ${JSON.stringify(worker)}\n${(await podLog()).slice(-4000)}`,
+            `the worker Pod's worker container ended: ${JSON.stringify(worker)}\nPod events:\n${await podEvents()}\n${(await podLog()).slice(-4000)}`,
           );
         await sleep(1000);
       }

@@ -104,6 +104,7 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
     assert.deepEqual(
       manifest.stages.map((s) => s.stage),
       ['preflight', 'verify', 'submit', 'join', 'train', 'validate', 'teardown', 'archive'],
+      `a stage failed and the run went on: ${JSON.stringify(manifest.stages.filter((s) => s.error))}`,
     );
     // The environment probe ran on all three nodes before the all-reduce, with the payload's contract.
     const probe = manifest.environment.probe;
