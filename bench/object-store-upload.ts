@@ -4,7 +4,7 @@
  * 80 MiB plus 256 files of 1 MiB: bench/synthetic-checkpoint.ts), hashes it into a ledger as a campaign does, then in
  * one run: the archive's upload (uploadFile per file: multipart, SHA256 per part, the ledger's sha256
  * checked) against `aws s3 cp --recursive` (the AWS CLI from the venv) of the same folder to another
- * prefix; then the campaign's resume from the store: the volume emptied, latestCompleteCheckpoint
+ * prefix, once with the CLI's default checksum (CRC32) and once with `--checksum-algorithm SHA256`; then the campaign's resume from the store: the volume emptied, latestCompleteCheckpoint
  * fetches and verifies the checkpoint. Both uploads find the files in the page cache.
  * Shares the machine with whatever runs: its load is in the results file. Run it under the lock:
  * `flock /tmp/ray-tests.lock nice -n 5 npx tsx bench/object-store-upload.ts [GiB]`.
@@ -58,22 +58,29 @@ try {
   });
   const oursSeconds = seconds(start);
 
-  start = process.hrtime.bigint();
-  await run(
-    join(REPO_ROOT, '.venv', 'bin', 'aws'),
-    [
-      's3',
-      'cp',
-      '--recursive',
-      '--only-show-errors',
-      '--endpoint-url',
-      s3.endpoint,
-      join(checkpointDir, 'global_step_100'),
-      's3://bench/awscli/global_step_100',
-    ],
-    { env: { ...process.env, AWS_DEFAULT_REGION: 'us-east-1' }, maxBuffer: 16 * MiB },
-  );
-  const awsSeconds = seconds(start);
+  // The AWS CLI as a user runs it (its default per-part checksum, CRC32), then with the per-part
+  // SHA256 the archive's upload sends: the like-for-like side.
+  const awsCopy = async (prefix: string, extra: string[] = []) => {
+    const began = process.hrtime.bigint();
+    await run(
+      join(REPO_ROOT, '.venv', 'bin', 'aws'),
+      [
+        's3',
+        'cp',
+        '--recursive',
+        '--only-show-errors',
+        ...extra,
+        '--endpoint-url',
+        s3.endpoint,
+        join(checkpointDir, 'global_step_100'),
+        `s3://bench/${prefix}/global_step_100`,
+      ],
+      { env: { ...process.env, AWS_DEFAULT_REGION: 'us-east-1' }, maxBuffer: 16 * MiB },
+    );
+    return seconds(began);
+  };
+  const awsSeconds = await awsCopy('awscli');
+  const awsSha256Seconds = await awsCopy('awscli-sha256', ['--checksum-algorithm', 'SHA256']);
 
   // Resume: the volume lost the checkpoint; the campaign fetches and verifies it.
   await rm(checkpointDir, { recursive: true, force: true });
@@ -103,7 +110,13 @@ try {
       gbPerSecond: gbps(awsSeconds),
       command: 'aws s3 cp --recursive (awscli 1.46.3)',
     },
+    awsCliSha256: {
+      seconds: awsSha256Seconds,
+      gbPerSecond: gbps(awsSha256Seconds),
+      command: 'aws s3 cp --recursive --checksum-algorithm SHA256 (awscli 1.46.3)',
+    },
     ratio: Math.round((awsSeconds / oursSeconds) * 1000) / 1000,
+    ratioToSha256: Math.round((awsSha256Seconds / oursSeconds) * 1000) / 1000,
     resumeFromStore: { seconds: resumeSeconds, gbPerSecond: gbps(resumeSeconds), step: resumed.latest.step },
   };
   console.log(JSON.stringify(numbers, null, 2));
