@@ -39,7 +39,16 @@ export interface UploadOptions {
   onProgress?: (p: UploadProgress) => void;
 }
 
-export const PART_BYTES = 16 * 1024 * 1024;
+/** The AWS CLI's chunk size; measured against 16 MiB on SeaweedFS, no slower and half the memory in flight. */
+export const PART_BYTES = 8 * 1024 * 1024;
+/** S3 takes at most 10,000 parts per upload. */
+const MAX_PARTS = 10_000;
+
+/** Parts of `base` bytes, larger (whole MiB) where a file would need over MAX_PARTS; the same on every retry. */
+export function partBytesFor(size: number, base = PART_BYTES): number {
+  const MiB = 1024 * 1024;
+  return Math.max(base, Math.ceil(size / MAX_PARTS / MiB) * MiB);
+}
 export const CONCURRENCY = 4;
 
 const b64 = (hex: string) => Buffer.from(hex, 'hex').toString('base64');
@@ -86,11 +95,11 @@ export async function uploadFile(
   const where = `s3://${store.bucket}/${key}`;
   const fail = (err: unknown, doing: string) => objectStoreError(err, store, `${doing} ${where}`);
   if ((await storedSha256(store, key)) === sha256) return 'present';
-  const partBytes = options.partBytes ?? PART_BYTES;
   const fh = await open(file, 'r');
   let hasher: PartHasher | undefined;
   try {
     const { size } = await fh.stat();
+    const partBytes = partBytesFor(size, options.partBytes);
     const mismatch = (actual: string) =>
       permanent(
         ErrorTypes.ObjectStoreChecksumMismatch,
