@@ -5,7 +5,8 @@
  * one run: the archive's upload (uploadFile per file: multipart, SHA256 per part, the ledger's sha256
  * checked) against `aws s3 cp --recursive` (the AWS CLI from the venv) of the same folder to another
  * prefix, once with the CLI's default checksum (CRC32) and once with `--checksum-algorithm SHA256`; then the campaign's resume from the store: the volume emptied, latestCompleteCheckpoint
- * fetches and verifies the checkpoint. Both uploads find the files in the page cache.
+ * fetches and verifies the checkpoint. Both uploads find the files in the page cache; each timed
+ * side starts after a `sync` (no write-back of the previous step's bytes in its time).
  * Shares the machine with whatever runs: its load is in the results file. Run it under the lock:
  * `flock /tmp/ray-tests.lock nice -n 5 npx tsx bench/object-store-upload.ts [GiB]`.
  */
@@ -47,7 +48,11 @@ try {
     now: 'bench',
   })) as HashCheckpointsResult;
 
+  // Each side starts with nothing left to write back: the 4 GB just written (and each side's copy
+  // in the server's volume) would otherwise flush to disk during the next side's timing.
+  const settle = () => run('sync');
   const store = { url: 's3://bench/ours', endpoint: s3.endpoint, region: 'us-east-1' };
+  await settle();
   let start = process.hrtime.bigint();
   const ours = await uploadArchive({
     objectStore: store,
@@ -61,6 +66,7 @@ try {
   // The AWS CLI as a user runs it (its default per-part checksum, CRC32), then with the per-part
   // SHA256 the archive's upload sends: the like-for-like side.
   const awsCopy = async (prefix: string, extra: string[] = []) => {
+    await settle();
     const began = process.hrtime.bigint();
     await run(
       join(REPO_ROOT, '.venv', 'bin', 'aws'),
@@ -85,6 +91,7 @@ try {
   // Resume: the volume lost the checkpoint; the campaign fetches and verifies it.
   await rm(checkpointDir, { recursive: true, force: true });
   await mkdir(checkpointDir, { recursive: true });
+  await settle();
   start = process.hrtime.bigint();
   const resumed = (await env.run(createLatestCompleteCheckpoint(), {
     checkpointDir,
