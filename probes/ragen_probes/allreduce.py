@@ -6,7 +6,9 @@ if every rank has torch, else a numpy ring all-reduce through Ray object refs. P
 `ALLREDUCE_RESULT {json}`. Two budgets: --start-timeout-s for the setup (waiting for GPUs and
 placement, starting the actors, importing torch in them), then --timeout-s for the all-reduce itself,
 counted from the moment every actor has answered (a slow image start is no slow network). Exit
-codes: 0 ok; 2 bad arguments; 3 a budget ran out; 4 the reduced values were wrong; 1 anything else.
+codes: 0 ok; 2 bad arguments; 3 a budget ran out; 4 the reduced values were wrong; 5 a node's links are
+under --node-floor-fraction of the median node's (node_links.py: measured once the actors run, also
+after a failed all-reduce, so a failure names its node); 1 anything else.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import time
 
 from .result_line import report
 
-EXIT_OK, EXIT_FAILED, EXIT_ARGS, EXIT_TIMEOUT, EXIT_WRONG = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_FAILED, EXIT_ARGS, EXIT_TIMEOUT, EXIT_WRONG, EXIT_SLOW_NODE = 0, 1, 2, 3, 4, 5
 
 
 class PreflightTimeout(RuntimeError):
@@ -39,6 +41,12 @@ def parse_args(argv):
     p.add_argument("--backend", choices=("auto", "nccl", "gloo", "ray"), default="auto")
     p.add_argument("--cpus-per-rank", type=float, default=0.25)
     p.add_argument("--out", default=None)
+    p.add_argument("--links-mb", type=float, default=8.0, help="object size of the per-node link test; 0 = no link test")
+    p.add_argument("--node-floor-fraction", type=float, default=0.5,
+                   help="a node whose best link is under this fraction of the median node's is suspect")
+    p.add_argument("--links-timeout-s", type=float, default=15.0, help="per call of the link test: a node slower is unresponsive")
+    # Test hook (stand-in for a degraded NIC): this rank's fetches take 0.3 s longer.
+    p.add_argument("--simulate-slow-rank", type=int, default=None, help=argparse.SUPPRESS)
     # Test hook: make one rank hang, to prove the timeout turns a hang into exit 3.
     p.add_argument("--simulate-stall-rank", type=int, default=None, help=argparse.SUPPRESS)
     # Test hook: every actor takes this long to start (a slow torch import), to prove it is not
@@ -121,6 +129,7 @@ def run(args) -> tuple[int, dict]:
     elements = max(n, int(args.size_mb * 1024 * 1024) // 4)
     result = {"ok": False, "path": None, "world_size": n, "bytes": elements * 4, "iters": args.iters,
               "latency_ms": None, "bus_bandwidth_gbps": None, "nodes": [], "ranks": []}
+    ranks, probes = [], []
     setup_started = time.monotonic()
     deadline = setup_started + args.start_timeout_s  # the setup's budget, until every actor answered
     in_setup = True
@@ -132,7 +141,9 @@ def run(args) -> tuple[int, dict]:
         placement.wait_for_gpus(n, max(0.0, deadline - time.monotonic()), shape=shape)
         groups = placement.create_placement_groups(nnodes, args.gpus_per_node, args.cpus_per_rank, max(0.0, deadline - time.monotonic()))
         opts = placement.slot_options(groups, args.gpus_per_node, args.cpus_per_rank)
-        ranks = [AllReduceRank.options(**o).remote(r, n, elements, stall=(r == args.simulate_stall_rank)) for r, o in enumerate(opts)]
+        ranks = [AllReduceRank.options(**o).remote(r, n, elements, stall=(r == args.simulate_stall_rank),
+                                                   slow_pull_s=0.3 if r == args.simulate_slow_rank else 0.0)
+                 for r, o in enumerate(opts)]
         probe_refs = [r.probe.remote(args.simulate_start_s) for r in ranks]
         _wait_all(probe_refs, deadline, list(range(n)))
         probes = ray.get(probe_refs)
@@ -172,6 +183,8 @@ def run(args) -> tuple[int, dict]:
         if mismatches:
             result["reason"] = f"all-reduce result is wrong: {mismatches} element(s) differ from the exact sum"
             return EXIT_WRONG, result
+        if _diagnose_nodes(args, result, ranks, probes):
+            return EXIT_SLOW_NODE, result
         result["ok"] = True
         return EXIT_OK, result
     except (PreflightTimeout, placement.ResourceError) as err:
@@ -182,6 +195,8 @@ def run(args) -> tuple[int, dict]:
         else:
             prefix = f"all-reduce did not finish within {args.timeout_s:g} s of the actors' start: "
         result["reason"] = prefix + str(err)
+        if not in_setup:
+            _diagnose_nodes(args, result, ranks, probes)  # names the node behind the timeout
         return EXIT_TIMEOUT, result
     finally:
         if ray.is_initialized():
@@ -189,10 +204,42 @@ def run(args) -> tuple[int, dict]:
             ray.shutdown()
 
 
+def _diagnose_nodes(args, result: dict, ranks: list, probes: list[dict]) -> bool:
+    """The per-node link test (node_links.py) into result["links"]; True when it found suspects,
+    whose names and numbers then lead result["reason"]."""
+    from . import node_links
+
+    nodes = result["nodes"]
+    if args.links_mb <= 0 or len(nodes) < 2:
+        return False
+    first_rank = [next(p["rank"] for p in probes if p["node_id"] == node) for node in nodes]
+    links = node_links.measure([ranks[r] for r in first_rank], int(args.links_mb * 1024 * 1024),
+                               args.node_floor_fraction, args.links_timeout_s)
+    ip_of = {p["node_id"]: p["node_ip"] for p in probes}
+    links["nodes"] = [{"node_id": node, "node_ip": ip_of[node], "rank": first_rank[i], "best_gbps": links["best_gbps"][i]}
+                      for i, node in enumerate(nodes)]
+    links["suspects"] = [links["nodes"][i] for i in links["suspects"]]
+    result["links"] = links
+    if not links["suspects"]:
+        return False
+    named = "; ".join(
+        f"node {s['node_ip']} ({s['node_id'][:12]}, rank {s['rank']}): "
+        + ("did not answer within %gs" % args.links_timeout_s if nodes.index(s["node_id"]) in links["unresponsive"]
+           else f"best link {s['best_gbps']:.4g} GB/s")
+        for s in links["suspects"])
+    verdict = (f"slow node(s): {named}; the median node's best link is {links['median_gbps']:.4g} GB/s, "
+               f"the floor {args.node_floor_fraction:g} x that = {links['floor_gbps']:.4g} GB/s")
+    result["ok"] = False
+    result["reason"] = f"{result['reason']}; {verdict}" if result.get("reason") else verdict
+    return True
+
+
 def main(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    if args.world_size < 1 or args.iters < 1 or args.size_mb <= 0 or args.world_size % args.gpus_per_node:
-        print("allreduce: need --world-size >= 1 divisible by --gpus-per-node, --iters >= 1, --size-mb > 0", file=sys.stderr)
+    if (args.world_size < 1 or args.iters < 1 or args.size_mb <= 0 or args.world_size % args.gpus_per_node
+            or args.links_mb < 0 or not 0 < args.node_floor_fraction < 1):
+        print("allreduce: need --world-size >= 1 divisible by --gpus-per-node, --iters >= 1, --size-mb > 0, "
+              "--links-mb >= 0, 0 < --node-floor-fraction < 1", file=sys.stderr)
         return EXIT_ARGS
     try:
         code, result = run(args)

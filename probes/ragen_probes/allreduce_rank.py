@@ -28,8 +28,9 @@ def chunk_bounds(n_elements: int, world_size: int) -> list[tuple[int, int]]:
 
 @ray.remote
 class AllReduceRank:
-    def __init__(self, rank: int, world_size: int, n_elements: int, stall: bool = False):
+    def __init__(self, rank: int, world_size: int, n_elements: int, stall: bool = False, slow_pull_s: float = 0.0):
         self.stall = stall  # test hook only: this rank never finishes its first chunk
+        self.slow_pull_s = slow_pull_s  # test hook only: this rank's fetches take this much longer
         self.rank, self.world_size, self.n = rank, world_size, n_elements
         self.bounds = chunk_bounds(n_elements, world_size)
         self.buf = np.zeros(n_elements, dtype=np.float32)
@@ -49,6 +50,19 @@ class AllReduceRank:
         except Exception:
             pass
         return info
+
+    # --- per-node links (node_links.py): an object made here, fetched and timed by a peer ---------
+    def blob(self, nbytes: int) -> np.ndarray:
+        return np.full(max(1, nbytes // 4), self.rank, dtype=np.float32)
+
+    def pull(self, refs: list) -> float:
+        started = time.perf_counter()
+        data = ray.get(refs[0])
+        if self.slow_pull_s:
+            time.sleep(self.slow_pull_s)  # stand-in for a degraded NIC (tests only): slow fetches
+        seconds = time.perf_counter() - started
+        del data
+        return seconds
 
     def free_port(self) -> int:
         with socket.socket() as s:

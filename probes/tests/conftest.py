@@ -20,21 +20,40 @@ if str(PROBES_DIR) not in sys.path:
     sys.path.insert(0, str(PROBES_DIR))
 
 
+# A loopback address other than 127.0.0.1 (which Ray rewrites to the host's address) keeps
+# every node and connection of the test cluster on loopback.
+NODE_IP = "127.0.0.2"
+
+
 @pytest.fixture(scope="session")
-def ray_cluster():
+def ray_test_cluster():
     from ray.cluster_utils import Cluster
 
-    # A loopback address other than 127.0.0.1 (which Ray rewrites to the host's address) keeps
-    # every node and connection of the test cluster on loopback.
-    ip = "127.0.0.2"
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "num_gpus": 0, "node_ip_address": ip})
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "num_gpus": 0, "node_ip_address": NODE_IP})
     try:
-        cluster.add_node(num_cpus=1, num_gpus=1, node_ip_address=ip)
-        cluster.add_node(num_cpus=1, num_gpus=1, node_ip_address=ip)
+        cluster.add_node(num_cpus=1, num_gpus=1, node_ip_address=NODE_IP)
+        cluster.add_node(num_cpus=1, num_gpus=1, node_ip_address=NODE_IP)
         cluster.wait_for_nodes()
-        yield cluster.address
+        yield cluster
     finally:
         cluster.shutdown()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(ray_test_cluster):
+    return ray_test_cluster.address
+
+
+@pytest.fixture
+def four_gpu_nodes(ray_test_cluster):
+    """The session cluster with two more 1-GPU nodes for one test (removed after it)."""
+    added = [ray_test_cluster.add_node(num_cpus=1, num_gpus=1, node_ip_address=NODE_IP) for _ in range(2)]
+    try:
+        ray_test_cluster.wait_for_nodes()
+        yield ray_test_cluster.address
+    finally:
+        for node in added:
+            ray_test_cluster.remove_node(node)
 
 
 def run_probe(module: str, args: list[str], timeout: float = 180) -> subprocess.CompletedProcess:

@@ -33,10 +33,14 @@ def test_world_size_above_the_gpus_fails_within_the_timeout(ray_cluster, tmp_pat
 
 def test_a_hanging_rank_becomes_exit_3_with_its_rank(ray_cluster, tmp_path):
     started = time.monotonic()
-    proc = run_probe("ragen_probes.allreduce", ["--world-size", "2", "--address", ray_cluster, "--timeout-s", "8", "--simulate-stall-rank", "1"])
+    proc = run_probe("ragen_probes.allreduce", ["--world-size", "2", "--address", ray_cluster, "--timeout-s", "8", "--simulate-stall-rank", "1",
+                                                "--links-timeout-s", "5"])
     assert proc.returncode == 3 and time.monotonic() - started < 60
     res = result_of(proc)
     assert res["reason"].startswith("all-reduce did not finish within 8 s of the actors' start: ranks [1] did not report"), res["reason"]
+    # The link test after the timeout names the node behind it (its actor never answers).
+    assert [s["rank"] for s in res["links"]["suspects"]] == [1] and res["links"]["unresponsive"] == [1]
+    assert "slow node(s): node " in res["reason"] and "rank 1): did not answer within" in res["reason"]
 
 
 def test_the_budget_counts_from_the_actors_start(ray_cluster, tmp_path):

@@ -1,4 +1,4 @@
-import type { ExperimentSpec } from './experiment.js';
+import { type ExperimentSpec, nodeFloorFraction } from './experiment.js';
 import { modelDirectory } from './model.js';
 
 /**
@@ -106,6 +106,8 @@ export function allReduceArgv(spec: ExperimentSpec, timeoutSeconds: number, outP
     String(spec.join.allReduceSizeMb),
     '--timeout-s',
     String(timeoutSeconds),
+    '--node-floor-fraction',
+    String(nodeFloorFraction(spec)),
     '--out',
     outPath,
   ]);

@@ -159,7 +159,20 @@ export const JoinSchema = z.strictObject({
   allReduceSizeMb: z.number().positive().default(4),
   /** Bus bandwidth floor for the all-reduce check; 0 accepts any speed (CPU stand-in). */
   minBusBandwidthGbps: z.number().min(0).default(0),
+  /**
+   * A node whose best link (the probe's per-node link test) is under this fraction of the median
+   * node's is suspect, and the check fails naming it. Default NODE_FLOOR_FRACTION_DEFAULT (absent
+   * from specs that predate the link test: nodeFloorFraction() resolves it).
+   */
+  nodeFloorFraction: z.number().gt(0).lt(1).optional(),
 });
+
+export const NODE_FLOOR_FRACTION_DEFAULT = 0.5;
+
+/** The spec's per-node floor, or the default. */
+export function nodeFloorFraction(spec: { join: { nodeFloorFraction?: number } }): number {
+  return spec.join.nodeFloorFraction ?? NODE_FLOOR_FRACTION_DEFAULT;
+}
 
 const isUnder = (path: string, root: string) =>
   path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);

@@ -89,6 +89,12 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
     );
     assert.equal(manifest.cluster.nodes.filter((n) => n.alive && !n.isHead).length, 2);
     assert.ok(manifest.preflight.allReduce?.ok, 'the all-reduce check ran on the joined workers');
+    // The per-node link test ran too: two worker nodes are one link, which names no node.
+    const links = manifest.preflight.allReduce?.['links'] as
+      { pairs: unknown[]; suspects: unknown[]; inconclusive?: string } | undefined;
+    assert.equal(links?.pairs.length, 1, JSON.stringify(links));
+    assert.deepEqual(links.suspects, []);
+    assert.match(links.inconclusive ?? '', /two nodes share one link/);
     assert.ok(
       (manifest.validation.result?.success_rate ?? 0) > 0.5,
       `validation success ${manifest.validation.result?.success_rate}`,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { shellQuote, trainArgv } from '../../src/domain/entrypoint.js';
+import { allReduceArgv, shellQuote, trainArgv } from '../../src/domain/entrypoint.js';
 import { clusterName, submissionId } from '../../src/domain/naming.js';
 import { testSpec } from '../helpers/specs.js';
 
@@ -15,6 +15,16 @@ describe('entrypoint argv', () => {
     assert.ok(resumed.includes('trainer.resume_mode=resume_path'));
     assert.ok(resumed.includes('trainer.resume_from_path=/ckpt/x/global_step_10'));
     assert.ok(!resumed.some((a) => a.includes('resume_mode=auto')));
+  });
+
+  it("gives the all-reduce probe the spec's per-node floor, 0.5 when the spec (or an older workflow's) has none", () => {
+    const floorOf = (argv: string[]) => argv[argv.indexOf('--node-floor-fraction') + 1];
+    const spec = testSpec();
+    assert.equal(floorOf(allReduceArgv(spec, 180, '/o.json')), '0.5');
+    assert.equal(
+      floorOf(allReduceArgv({ ...spec, join: { ...spec.join, nodeFloorFraction: 0.3 } }, 180, '/o.json')),
+      '0.3',
+    );
   });
 
   it('quotes each argument so a shell sees exactly the same argv', () => {

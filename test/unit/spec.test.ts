@@ -23,6 +23,17 @@ describe('ExperimentSpec loading', () => {
     assert.equal(spec.validation.seed, 123);
   });
 
+  it('join.nodeFloorFraction is a fraction strictly between 0 and 1, named when it is not', () => {
+    for (const bad of ['0', '1', '1.5']) {
+      const issue = issuesOf(`${validSpecYaml()}join:\n  nodeFloorFraction: ${bad}\n`)[0];
+      assert.equal(issue?.field, 'join.nodeFloorFraction', JSON.stringify(issue));
+    }
+    assert.equal(
+      parseExperimentSpec(`${validSpecYaml()}join:\n  nodeFloorFraction: 0.25\n`).join.nodeFloorFraction,
+      0.25,
+    );
+  });
+
   it('the join deadline defaults by backend: 180 s local, 900 s kuberay (image pulls); an explicit one is kept', () => {
     const noJoin = (yaml: string) => yaml.replace(/^  joinSeconds: \d+\n/m, '');
     assert.equal(parseExperimentSpec(noJoin(validSpecYaml())).deadlines.joinSeconds, 180);

@@ -1,0 +1,56 @@
+"""The per-node link test: the pairing, the scoring, and on a real 4-node Ray cluster a slow node named."""
+
+import json
+import math
+
+from conftest import run_probe
+from ragen_probes.node_links import pairs_of, score
+
+
+def result_of(proc):
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("ALLREDUCE_RESULT ")]
+    assert len(lines) == 1, proc.stdout + proc.stderr
+    return json.loads(lines[0][len("ALLREDUCE_RESULT "):])
+
+
+def test_pairs_are_bounded_by_n_log_n_and_every_node_has_two_peers():
+    for n in range(2, 40):
+        pairs = pairs_of(n)
+        assert len(pairs) == len(set(pairs)) and all(a < b for a, b in pairs)
+        assert len(pairs) <= n * math.ceil(math.log2(n))
+        peers = {i: {b if a == i else a for a, b in pairs if i in (a, b)} for i in range(n)}
+        assert all(len(p) >= min(2, n - 1) for p in peers.values()), (n, peers)
+
+
+def test_one_slow_node_among_four_is_the_only_suspect():
+    # Node 2 is slow: every pair with it runs at its speed; the others have a fast pair each.
+    gbps = {p: (0.1 if 2 in p else 1.0) for p in pairs_of(4)}
+    scored = score(4, gbps, 0.5)
+    assert scored["suspects"] == [2] and scored["median_gbps"] == 1.0 and scored["floor_gbps"] == 0.5
+
+
+def test_a_uniform_cluster_has_no_suspect_and_two_nodes_name_none():
+    assert score(4, {p: 1.0 + 0.1 * p[0] for p in pairs_of(4)}, 0.5)["suspects"] == []
+    two = score(2, {(0, 1): 0.01}, 0.5)
+    assert two["suspects"] == [] and "two nodes" in two["inconclusive"]
+
+
+def test_four_healthy_nodes_pass_with_every_link_measured(four_gpu_nodes):
+    proc = run_probe("ragen_probes.allreduce", ["--world-size", "4", "--address", four_gpu_nodes, "--size-mb", "1", "--iters", "2"])
+    res = result_of(proc)
+    assert proc.returncode == 0 and res["ok"], res
+    links = res["links"]
+    assert len(links["nodes"]) == 4 and len(links["pairs"]) == 6 and links["suspects"] == []
+    assert all(d["gbps"] > 0 and d["latency_ms"] > 0 for p in links["pairs"] for d in p["directions"])
+
+
+def test_a_slow_node_among_four_is_named_with_its_numbers(four_gpu_nodes):
+    # Stand-in for a degraded NIC: rank 2's fetches take 0.3 s longer (no real link is slow here).
+    proc = run_probe("ragen_probes.allreduce", ["--world-size", "4", "--address", four_gpu_nodes, "--size-mb", "1", "--iters", "2",
+                                                "--simulate-slow-rank", "2"])
+    res = result_of(proc)
+    assert proc.returncode == 5 and not res["ok"], res
+    suspects = res["links"]["suspects"]
+    assert [s["rank"] for s in suspects] == [2], res["links"]
+    assert res["reason"].startswith(f"slow node(s): node {suspects[0]['node_ip']} ({suspects[0]['node_id'][:12]}, rank 2): best link ")
+    assert "the median node's best link is" in res["reason"]
