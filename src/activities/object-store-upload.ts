@@ -11,7 +11,6 @@ import {
 } from '@aws-sdk/client-s3';
 import { ErrorTypes } from '../domain/error-types.js';
 import { permanent } from './failures.js';
-import { PartHasher } from './part-hasher.js';
 import { type Store, objectStoreError } from './object-store-client.js';
 
 /** A part the store holds, with the SHA256 it verified on receipt. */
@@ -64,19 +63,15 @@ export async function storedSha256(store: Store, key: string): Promise<string | 
   }
 }
 
-/** Bytes of the file, in memory of their own (never the shared pool: PartHasher transfers it). */
 async function readPart(fh: FileHandle, offset: number, length: number): Promise<Buffer> {
-  const buf = Buffer.allocUnsafeSlow(length);
+  const buf = Buffer.allocUnsafe(length);
   let got = 0;
   while (got < length) {
     const { bytesRead } = await fh.read(buf, got, length - got, offset + got);
     if (bytesRead === 0) break;
     got += bytesRead;
   }
-  if (got === length) return buf;
-  const short = Buffer.allocUnsafeSlow(got); // the file shrank: the sha256 check will say so
-  buf.copy(short, 0, 0, got);
-  return short;
+  return got === length ? buf : buf.subarray(0, got);
 }
 
 /**
@@ -96,7 +91,6 @@ export async function uploadFile(
   const fail = (err: unknown, doing: string) => objectStoreError(err, store, `${doing} ${where}`);
   if ((await storedSha256(store, key)) === sha256) return 'present';
   const fh = await open(file, 'r');
-  let hasher: PartHasher | undefined;
   try {
     const { size } = await fh.stat();
     const partBytes = partBytesFor(size, options.partBytes);
@@ -126,14 +120,15 @@ export async function uploadFile(
     }
     const progress = await startOrResume(store, key, sha256, options.resume);
     const done = new Map(progress.parts.map((p) => [p.PartNumber, p]));
-    hasher = new PartHasher();
+    const whole = createHash('sha256');
     const partCount = Math.ceil(size / partBytes);
     const partHashes: Buffer[] = [];
     const inFlight = new Set<Promise<void>>();
     let failed: unknown;
     for (let n = 1; n <= partCount && failed === undefined; n++) {
-      const read = await readPart(fh, (n - 1) * partBytes, Math.min(partBytes, size - (n - 1) * partBytes));
-      const { body, digest } = await hasher.part(read);
+      const body = await readPart(fh, (n - 1) * partBytes, Math.min(partBytes, size - (n - 1) * partBytes));
+      whole.update(body);
+      const digest = createHash('sha256').update(body).digest();
       partHashes.push(digest);
       const checksum = digest.toString('base64');
       if (done.get(n)?.ChecksumSHA256 === checksum) continue;
@@ -164,9 +159,9 @@ export async function uploadFile(
       if (inFlight.size >= (options.concurrency ?? CONCURRENCY)) await Promise.race(inFlight);
     }
     await Promise.all(inFlight);
-    const actual = await hasher.whole();
     // The upload stays open: a retry resumes it from the parts the heartbeat recorded.
     if (failed !== undefined) throw fail(failed, 'uploading a part of');
+    const actual = whole.digest('hex');
     if (actual !== sha256) {
       await abort(store, key, progress.uploadId);
       throw mismatch(actual);
@@ -194,7 +189,6 @@ export async function uploadFile(
       );
     return 'uploaded';
   } finally {
-    await hasher?.close();
     await fh.close();
   }
 }
