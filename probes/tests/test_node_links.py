@@ -1,16 +1,10 @@
 """The per-node link test: the pairing, the scoring, and on a real 4-node Ray cluster a slow node named."""
 
-import json
 import math
 
 from conftest import run_probe
 from ragen_probes.node_links import pairs_of, score
-
-
-def result_of(proc):
-    lines = [l for l in proc.stdout.splitlines() if l.startswith("ALLREDUCE_RESULT ")]
-    assert len(lines) == 1, proc.stdout + proc.stderr
-    return json.loads(lines[0][len("ALLREDUCE_RESULT "):])
+from test_allreduce import result_of
 
 
 def test_pairs_are_bounded_by_n_log_n_and_every_node_has_two_peers():
