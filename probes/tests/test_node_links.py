@@ -3,7 +3,7 @@
 import math
 
 from conftest import run_probe
-from ragen_probes.node_links import pairs_of, score
+from ragen_probes.node_links import pairs_of, recheck, recheck_peers, score
 from test_allreduce import result_of
 
 
@@ -48,3 +48,21 @@ def test_a_slow_node_among_four_is_named_with_its_numbers(four_gpu_nodes):
     assert [s["rank"] for s in suspects] == [2], res["links"]
     assert res["reason"].startswith(f"slow node(s): node {suspects[0]['node_ip']} ({suspects[0]['node_id'][:12]}, rank 2): best link ")
     assert "the median node's best link is" in res["reason"]
+
+
+def test_a_node_slow_in_one_round_only_is_cleared_by_the_recheck():
+    # Round one: node 1's pairs were measured during a busy moment; round two: they run at full speed.
+    first = {p: (0.2 if 1 in p else 1.0) for p in pairs_of(4)}
+    assert score(4, first, 0.5)["suspects"] == [1]
+    again = recheck(4, first, {(0, 1): 0.9, (1, 2): 1.1}, 0.5, [1])
+    assert again["suspects"] == [] and again["cleared"] == [1]
+
+
+def test_a_node_slow_in_both_rounds_stays_suspect_and_the_recheck_is_bounded():
+    first = {p: (0.1 if 3 in p else 1.0) for p in pairs_of(8)}
+    again = recheck(8, first, {(0, 3): 0.12, (1, 3): 0.09}, 0.5, [3])
+    assert again["suspects"] == [3] and again["cleared"] == []
+    best = score(8, first, 0.5)["best_gbps"]
+    peers = recheck_peers(3, best, [3], set())
+    assert len(peers) == 3 and 3 not in peers
+    assert recheck_peers(0, [1.0, 0.1, 0.9], [0, 1], set()) == [2]
