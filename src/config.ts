@@ -19,6 +19,8 @@ const ConfigSchema = z.object({
   /** Ray rewrites 127.0.0.1 to the host's address; another loopback address keeps it on loopback. */
   RAGEN_NODE_IP: z.string().default('127.0.0.2'),
   RAGEN_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(2000),
+  /** How long a node the link test names stays in the node ledger (avoided by every new cluster). */
+  RAGEN_NODE_SUSPECT_HOURS: z.coerce.number().positive().default(24),
   /** A training checkpoint is signalled to the workflow (history) at most this often; 0: every one. */
   RAGEN_CHECKPOINT_SIGNAL_SECONDS: z.coerce.number().int().nonnegative().default(600),
   /** Worker log level (JSON lines); the CLI shows WARN and above unless set. */

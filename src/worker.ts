@@ -37,6 +37,7 @@ export function activityDeps(
     pollIntervalMs: config.RAGEN_POLL_INTERVAL_MS,
     python: config.python,
     checkpointSignalIntervalMs: config.RAGEN_CHECKPOINT_SIGNAL_SECONDS * 1000,
+    nodeSuspectHours: config.RAGEN_NODE_SUSPECT_HOURS,
   };
 }
 

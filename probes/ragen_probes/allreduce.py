@@ -216,14 +216,16 @@ def _diagnose_nodes(args, result: dict, ranks: list, probes: list[dict]) -> bool
     links = node_links.measure([ranks[r] for r in first_rank], int(args.links_mb * 1024 * 1024),
                                args.node_floor_fraction, args.links_timeout_s)
     ip_of = {p["node_id"]: p["node_ip"] for p in probes}
-    links["nodes"] = [{"node_id": node, "node_ip": ip_of[node], "rank": first_rank[i], "best_gbps": links["best_gbps"][i]}
+    name_of = {p["node_id"]: p.get("node_name") for p in probes}
+    links["nodes"] = [{"node_id": node, "node_ip": ip_of[node], "node_name": name_of[node], "rank": first_rank[i],
+                       "best_gbps": links["best_gbps"][i]}
                       for i, node in enumerate(nodes)]
     links["suspects"] = [links["nodes"][i] for i in links["suspects"]]
     result["links"] = links
     if not links["suspects"]:
         return False
     named = "; ".join(
-        f"node {s['node_ip']} ({s['node_id'][:12]}, rank {s['rank']}): "
+        f"node {s['node_name']} ({s['node_ip']}, {s['node_id'][:12]}, rank {s['rank']}): "
         + ("did not answer within %gs" % args.links_timeout_s if nodes.index(s["node_id"]) in links["unresponsive"]
            else f"best link {s['best_gbps']:.4g} GB/s")
         for s in links["suspects"])

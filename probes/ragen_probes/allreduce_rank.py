@@ -5,6 +5,7 @@ Buffers hold small integers in float32, so the reduced sum is exact and can be c
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 
@@ -26,11 +27,19 @@ def chunk_bounds(n_elements: int, world_size: int) -> list[tuple[int, int]]:
     return [(int(edges[i]), int(edges[i + 1])) for i in range(world_size)]
 
 
+# The machine a node runs on, as the platform names it: set by the orchestrator (KubeRay: the Pod's
+# spec.nodeName; local: the node's slot), else the host name. Suspects are recorded under it.
+NODE_NAME_ENV = "RAGEN_ORCH_NODE_NAME"
+STANDIN_SLOW_PULL_ENV = "RAGEN_ORCH_STANDIN_SLOW_PULL_S"
+
+
 @ray.remote
 class AllReduceRank:
     def __init__(self, rank: int, world_size: int, n_elements: int, stall: bool = False, slow_pull_s: float = 0.0):
         self.stall = stall  # test hook only: this rank never finishes its first chunk
-        self.slow_pull_s = slow_pull_s  # test hook only: this rank's fetches take this much longer
+        # Test hooks only: this rank's fetches take this much longer (a degraded NIC's stand-in), by
+        # argument or from the node's environment (a local node the orchestrator's tests mark slow).
+        self.slow_pull_s = slow_pull_s or float(os.environ.get(STANDIN_SLOW_PULL_ENV, "0") or 0)
         self.rank, self.world_size, self.n = rank, world_size, n_elements
         self.bounds = chunk_bounds(n_elements, world_size)
         self.buf = np.zeros(n_elements, dtype=np.float32)
@@ -41,6 +50,7 @@ class AllReduceRank:
             time.sleep(simulate_start_s)  # test hook: a slow start (torch import on a cold image)
         ctx = ray.get_runtime_context()
         info = {"rank": self.rank, "node_id": ctx.get_node_id(), "node_ip": ray.util.get_node_ip_address(),
+                "node_name": os.environ.get(NODE_NAME_ENV) or socket.gethostname(),
                 "gpu_ids": [str(g) for g in ray.get_gpu_ids()], "torch": False, "cuda": False}
         try:
             import torch  # optional: only the torch.distributed paths need it

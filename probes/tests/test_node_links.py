@@ -1,6 +1,7 @@
 """The per-node link test: the pairing, the scoring, and on a real 4-node Ray cluster a slow node named."""
 
 import math
+import socket
 
 from conftest import run_probe
 from ragen_probes.node_links import pairs_of, recheck, recheck_peers, score
@@ -46,7 +47,9 @@ def test_a_slow_node_among_four_is_named_with_its_numbers(four_gpu_nodes):
     assert proc.returncode == 5 and not res["ok"], res
     suspects = res["links"]["suspects"]
     assert [s["rank"] for s in suspects] == [2], res["links"]
-    assert res["reason"].startswith(f"slow node(s): node {suspects[0]['node_ip']} ({suspects[0]['node_id'][:12]}, rank 2): best link ")
+    s = suspects[0]
+    assert s["node_name"] == socket.gethostname()  # no RAGEN_ORCH_NODE_NAME on these nodes: the host's name
+    assert res["reason"].startswith(f"slow node(s): node {s['node_name']} ({s['node_ip']}, {s['node_id'][:12]}, rank 2): best link ")
     assert "the median node's best link is" in res["reason"]
 
 

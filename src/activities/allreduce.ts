@@ -19,6 +19,7 @@ import { probeImportFailure } from './probe-import.js';
 import { logTail } from '../domain/log-tail.js';
 import { runRayJob } from './ray-job.js';
 import { runEnvironmentProbe } from './environment-probe.js';
+import { recordLinkSuspects } from './link-suspects.js';
 import { workflowIdOfActivity } from './heartbeat-loop.js';
 
 const RESULT_LINE = /ALLREDUCE_RESULT (\{.*\})/;
@@ -33,6 +34,11 @@ export function probeReportedFailure(line: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The probe's reason and, when its suspects went into the node ledger, that sentence. */
+function withRecorded(reason: string | undefined, recorded: string | undefined): string | undefined {
+  return reason && recorded ? `${reason}; ${recorded}` : reason;
 }
 
 /**
@@ -84,7 +90,8 @@ export function createAllReduceCheck(deps: ActivityDeps) {
     );
     const line = RESULT_LINE.exec(logs)?.[1];
     const result = line ? AllReduceResultSchema.safeParse(JSON.parse(line)) : undefined;
-    const failed = line ? probeReportedFailure(line) : undefined;
+    const recorded = await recordLinkSuspects(backend, line, handle, deps.nodeSuspectHours ?? 24);
+    const failed = line ? withRecorded(probeReportedFailure(line), recorded) : undefined;
     // The probe ran and said why it failed (a node died under it, a timeout): the workflow resubmits.
     if (!result?.success && failed) {
       throw permanent(ErrorTypes.AllReduceFailed, `all-reduce check failed: ${failed}`, { reason: failed });
@@ -109,7 +116,7 @@ export function createAllReduceCheck(deps: ActivityDeps) {
     if (job.status !== 'SUCCEEDED' || !data.ok) {
       throw permanent(
         ErrorTypes.AllReduceFailed,
-        `all-reduce check failed: ${data.reason ?? job.message}`,
+        `all-reduce check failed: ${withRecorded(data.reason ?? job.message, recorded)}`,
         data,
       );
     }

@@ -25,4 +25,6 @@ export interface ActivityDeps {
   checkpointSignalIntervalMs?: number;
   /** Poll interval of the heartbeat loops. */
   pollIntervalMs: number;
+  /** How long a link suspect stays in the node ledger (RAGEN_NODE_SUSPECT_HOURS; default 24). */
+  nodeSuspectHours?: number;
 }

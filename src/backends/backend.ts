@@ -1,5 +1,6 @@
 import type { ClusterHandle, ClusterOwner, ClusterStatus } from '../domain/cluster.js';
 import type { ExperimentSpec } from '../domain/experiment.js';
+import type { NodeLedgerStore } from '../domain/node-ledger.js';
 
 import type { PreflightCheck } from '../domain/results.js';
 
@@ -44,6 +45,11 @@ export interface ComputeBackend {
    * wrapping backend cannot forget it (one did: its clusters got job submissions without a token).
    */
   dashboardToken(handle: ClusterHandle): Promise<string | undefined>;
+  /**
+   * The namespace's ledger of link-suspect nodes (domain/node-ledger.ts): createCluster avoids its
+   * live entries; the all-reduce check records what its link test names.
+   */
+  nodeLedger(): NodeLedgerStore;
   /** Release long-lived connections (kuberay: its watches) when the worker stops. */
   close?(): void;
 }

@@ -2,7 +2,7 @@ import { type Command, Option } from 'commander';
 import { CommandSchemas as S, parseCommand } from './options.js';
 import type { Execute } from './command-run.js';
 
-/** reaper and dev: the platform side (the orphan-cluster reaper, the local dev stack). */
+/** reaper, nodes and dev: the platform side (the orphan-cluster reaper, the node ledger, the local dev stack). */
 export function addOperationsCommands(program: Command, execute: Execute): void {
   program
     .command('reaper')
@@ -15,6 +15,34 @@ export function addOperationsCommands(program: Command, execute: Execute): void 
       const o = parseCommand('reaper install', S.reaperInstall, opts);
       const { reaperInstallCommand } = await import('./manage.js');
       await execute((config) => reaperInstallCommand(config, o.every, o.grace));
+    });
+
+  const nodes = program
+    .command('nodes')
+    .description(
+      'link-suspect nodes (the probe named them slow): every new cluster avoids them until they expire',
+    )
+    .addOption(
+      new Option('--backend <backend>', 'whose ledger').choices(['local', 'kuberay']).default('local'),
+    )
+    .option('--json', 'print the entries as JSON')
+    .action(async (opts: object) => {
+      const o = parseCommand('nodes', S.nodes, opts);
+      const { nodesListCommand } = await import('./nodes.js');
+      await execute((config) => nodesListCommand(config, o.backend, o.json ?? false));
+    });
+  nodes
+    .command('clear')
+    .description('remove suspects from the ledger (a fixed or drained node), by name or --all')
+    .argument('[node...]', 'node names as `nodes` lists them')
+    .addOption(
+      new Option('--backend <backend>', 'whose ledger').choices(['local', 'kuberay']).default('local'),
+    )
+    .option('--all', 'clear every suspect')
+    .action(async (names: string[], opts: object) => {
+      const o = parseCommand('nodes clear', S.nodesClear, opts);
+      const { nodesClearCommand } = await import('./nodes.js');
+      await execute((config) => nodesClearCommand(config, o.backend, names, o.all ?? false));
     });
 
   program

@@ -108,6 +108,8 @@ export const CommandSchemas = {
       .default(50),
   }),
   none: z.strictObject({}),
+  nodes: z.strictObject({ backend: z.enum(['local', 'kuberay']), json: z.boolean().optional() }),
+  nodesClear: z.strictObject({ backend: z.enum(['local', 'kuberay']), all: z.boolean().optional() }),
   report: z
     .strictObject({
       workflowId: z.string().min(1).optional(),

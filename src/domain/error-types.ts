@@ -13,6 +13,8 @@ export const ErrorTypes = {
   RegistryUnauthorized: 'RegistryUnauthorized',
   JoinDeadlineExceeded: 'JoinDeadlineExceeded',
   AllReduceFailed: 'AllReduceFailed',
+  /** Too few nodes are left once the node ledger's link suspects are excluded: names them, their expiry and `ragen-orchestrator nodes clear`. */
+  TooFewHealthyNodes: 'TooFewHealthyNodes',
   /** A probe shipped with a job cannot be loaded on the image (a missing module, or its runtime_env failed): never resubmitted. */
   ProbeUnavailable: 'ProbeUnavailable',
   /** The environment probe found the image or storage missing what the trainer needs: every failed item, its node, what was found and the fix. Never resubmitted. */

@@ -1,3 +1,4 @@
+import { EMPTY_LEDGER, type NodeLedger, type NodeLedgerStore } from '../../src/domain/node-ledger.js';
 import type { RayHeadApi, RayJobInfo, RayJobStatus } from '../../src/backends/ray/dashboard-client.js';
 import type { ComputeBackend } from '../../src/backends/backend.js';
 import type { ClusterStatus } from '../../src/domain/cluster.js';
@@ -83,6 +84,17 @@ export function fakeBackend(status: () => ClusterStatus): ComputeBackend {
     deleteCluster: async () => ({ alreadyGone: false }),
     listClusters: async () => [],
     dashboardToken: async () => undefined,
+    nodeLedger: () => memoryLedger(),
+  };
+}
+
+/** A node ledger in memory, for backends of unit tests that never record a suspect. */
+export function memoryLedger(): NodeLedgerStore {
+  let ledger: NodeLedger = EMPTY_LEDGER;
+  return {
+    where: 'memory',
+    read: async () => ledger,
+    update: async (change) => (ledger = change(ledger)),
   };
 }
 

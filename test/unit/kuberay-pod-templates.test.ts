@@ -101,6 +101,8 @@ describe('kuberay pod template fields in the RayCluster (pure builder)', () => {
         { name: 'WANDB_MODE', value: 'offline' },
         { name: 'HF_HUB_OFFLINE', value: '1' },
         { name: 'WANDB_API_KEY', valueFrom: { secretKeyRef: { name: 'wandb', key: 'api-key' } } },
+        // The Node's name, for the probe's link test (the node ledger records suspects under it).
+        { name: 'RAGEN_ORCH_NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
         // Ray token auth, last so a user's entry of the same name cannot turn it off.
         { name: 'RAY_AUTH_MODE', value: 'token' },
         {

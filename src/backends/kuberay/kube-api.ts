@@ -36,6 +36,12 @@ export type WatchEvent = {
   object: RayClusterObject;
 };
 
+/** The ConfigMap fields the product reads and writes. */
+export interface ConfigMapObject {
+  metadata: { name: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string> };
+  data?: Record<string, string>;
+}
+
 /** A Secret's name and owner marks, without its data. */
 export interface SecretMarks {
   name: string;
@@ -335,6 +341,41 @@ export class KubeApi {
       if (err instanceof KubeStatusError && err.status === 404) return { found: false };
       throw err;
     }
+  }
+
+  private configMapAction(verb: string, name?: string): KubeAction {
+    return { verb, resource: 'configmaps', namespace: this.namespace, name };
+  }
+
+  /** undefined on 404. */
+  async getConfigMap(name: string): Promise<ConfigMapObject | undefined> {
+    try {
+      return (await this.call(
+        this.configMapAction('get', name),
+        () => this.core.readNamespacedConfigMap({ name, namespace: this.namespace }),
+        [404],
+      )) as ConfigMapObject;
+    } catch (err) {
+      if (err instanceof KubeStatusError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Create, or PUT with the read resourceVersion: 409 (a concurrent writer) comes back as KubeStatusError. */
+  async writeConfigMap(body: ConfigMapObject): Promise<void> {
+    const { name } = body.metadata;
+    if (body.metadata.resourceVersion)
+      await this.call(
+        this.configMapAction('update', name),
+        () => this.core.replaceNamespacedConfigMap({ name, namespace: this.namespace, body }),
+        [409],
+      );
+    else
+      await this.call(
+        this.configMapAction('create', name),
+        () => this.core.createNamespacedConfigMap({ namespace: this.namespace, body }),
+        [409],
+      );
   }
 
   /** Whether ray.io/v1 rayclusters is served: the CRD when readable, else API discovery (open to every user). */

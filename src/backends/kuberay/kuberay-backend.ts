@@ -2,6 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClusterHandle, ClusterStatus } from '../../domain/cluster.js';
 import type { RetryOptions } from '../../errors/retry-transient.js';
 import { isDomainError, permanent, transient } from '../../errors/domain-error.js';
+import { liveSuspects, type NodeLedgerStore } from '../../domain/node-ledger.js';
+import { NodeLedgerConfigMap } from './node-ledger-configmap.js';
 import { ErrorTypes, TransientErrorTypes } from '../../domain/error-types.js';
 import type { ExperimentSpec } from '../../domain/experiment.js';
 import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
@@ -108,10 +110,16 @@ export class KubeRayBackend implements ComputeBackend {
     return kuberayPreflight(this.api, spec);
   }
 
+  nodeLedger(): NodeLedgerStore {
+    return new NodeLedgerConfigMap(this.api);
+  }
+
   async createCluster({ name, spec, owner }: CreateClusterRequest): Promise<ClusterHandle> {
+    // Pods that cannot avoid the suspects stay Pending (the scheduler says why): the join deadline bounds the wait.
+    const avoidNodes = liveSuspects(await this.nodeLedger().read(), new Date()).map((s) => s.node);
     let body: RayClusterObject;
     try {
-      body = buildRayCluster({ name, namespace: this.config.namespace, spec, owner });
+      body = buildRayCluster({ name, namespace: this.config.namespace, spec, owner, avoidNodes });
     } catch (err) {
       throw permanent(ErrorTypes.InvalidSpec, (err as Error).message);
     }

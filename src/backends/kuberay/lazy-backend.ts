@@ -1,6 +1,8 @@
 import type { ClusterHandle, ClusterStatus } from '../../domain/cluster.js';
 import type { ExperimentSpec } from '../../domain/experiment.js';
 import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
+import type { NodeLedgerStore } from '../../domain/node-ledger.js';
+import { NODE_LEDGER_CONFIGMAP } from './node-ledger-configmap.js';
 import type { KubeRayBackend, KubeRayBackendConfig } from './kuberay-backend.js';
 
 /**
@@ -53,6 +55,16 @@ export class LazyKubeRayBackend implements ComputeBackend {
 
   async listClusters(): Promise<OwnedCluster[]> {
     return (await this.get()).listClusters();
+  }
+
+  /** A store whose calls load the backend first (the ledger is a ConfigMap: it needs the client). */
+  nodeLedger(): NodeLedgerStore {
+    const store = () => this.get().then((b) => b.nodeLedger());
+    return {
+      where: `ConfigMap ${this.config.namespace}/${NODE_LEDGER_CONFIGMAP}`,
+      read: async () => (await store()).read(),
+      update: async (change) => (await store()).update(change),
+    };
   }
 
   close(): void {

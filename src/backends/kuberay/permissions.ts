@@ -23,6 +23,8 @@ export const KUBERAY_PERMISSIONS: readonly PermissionRule[] = [
   // The per-cluster Ray auth token: made, read, given its RayCluster as owner, deleted; listed by
   // label by the reaper (a token left by a submit that never made its RayCluster).
   { group: '', resource: 'secrets', verbs: ['create', 'get', 'list', 'update', 'delete'] },
+  // The node ledger (a ConfigMap of link-suspect nodes): read at submit, written on a finding.
+  { group: '', resource: 'configmaps', verbs: ['get', 'create', 'update'] },
   // Preflight: the storage claim exists and is bound.
   { group: '', resource: 'persistentvolumeclaims', verbs: ['get'] },
   // Preflight: may this identity do the above (also granted to every user by system:basic-user).

@@ -55,8 +55,17 @@ export function containerEnvFrom(k: KubeRaySettings) {
   }));
 }
 
+/**
+ * The Node a Pod runs on, as the probe reports it (probes' NODE_NAME_ENV): the link test's suspects
+ * are recorded under the name the scheduler's node affinity uses.
+ */
+export const NODE_NAME_ENV = {
+  name: 'RAGEN_ORCH_NODE_NAME',
+  valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } },
+};
+
 export function rayContainer(k: KubeRaySettings, c: RayContainerInput) {
-  const env = containerEnv(k);
+  const env = [...containerEnv(k), NODE_NAME_ENV];
   const envFrom = containerEnvFrom(k);
   const volumeMounts: { name: string; mountPath: string }[] = [
     { name: STORAGE_VOLUME, mountPath: k.storage.mountPath },
@@ -88,12 +97,34 @@ function oneWorkerPerNode(cluster: string) {
   };
 }
 
+/**
+ * Required node affinity that keeps a Pod off the node ledger's link suspects (NotIn on
+ * kubernetes.io/hostname); the scheduler ANDs it with the group's nodeSelector and tolerations.
+ */
+export function avoidNodesAffinity(avoid: readonly string[]) {
+  if (!avoid.length) return {};
+  return {
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [
+          { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'NotIn', values: [...avoid] }] },
+        ],
+      },
+    },
+  };
+}
+
 export function podSpec(
   k: KubeRaySettings,
   role: { kind: 'head' } | { kind: 'worker'; cluster: string },
   group: PodGroupSettings,
   container: ReturnType<typeof rayContainer>,
+  avoidNodes: readonly string[] = [],
 ) {
+  const affinity = {
+    ...(role.kind === 'worker' && k.oneWorkerPerNode ? oneWorkerPerNode(role.cluster) : {}),
+    ...avoidNodesAffinity(avoidNodes),
+  };
   const volumes: Record<string, unknown>[] = [
     { name: STORAGE_VOLUME, persistentVolumeClaim: { claimName: k.storage.pvc } },
   ];
@@ -108,7 +139,7 @@ export function podSpec(
     ...(k.priorityClassName ? { priorityClassName: k.priorityClassName } : {}),
     ...(group.nodeSelector ? { nodeSelector: group.nodeSelector } : {}),
     ...(group.tolerations?.length ? { tolerations: group.tolerations } : {}),
-    ...(role.kind === 'worker' && k.oneWorkerPerNode ? { affinity: oneWorkerPerNode(role.cluster) } : {}),
+    ...(Object.keys(affinity).length ? { affinity } : {}),
     volumes,
     containers: [container],
   };

@@ -60,11 +60,16 @@ export interface RayClusterObject {
   status?: RayClusterStatus;
 }
 
+/** The link-suspect nodes a cluster was kept off, for people and for the platform (comma-separated). */
+export const AVOIDED_NODES_ANNOTATION = 'ragen-orchestrator.io/avoided-nodes';
+
 export interface RayClusterBuildInput {
   name: string;
   namespace: string;
   spec: ExperimentSpec;
   owner: ClusterOwner;
+  /** Nodes the node ledger names as link suspects: no Pod of this cluster is scheduled on them. */
+  avoidNodes?: readonly string[];
 }
 
 /**
@@ -76,7 +81,13 @@ export interface RayClusterBuildInput {
  * Every Ray container runs with token auth, the token from the cluster's Secret (auth-secret.ts),
  * unless the spec says auth: none.
  */
-export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuildInput): RayClusterObject {
+export function buildRayCluster({
+  name,
+  namespace,
+  spec,
+  owner,
+  avoidNodes = [],
+}: RayClusterBuildInput): RayClusterObject {
   if (!spec.kuberay)
     throw new Error(
       'kuberay: spec.kuberay is required for the kuberay backend (storage.pvc and storage.mountPath)',
@@ -95,7 +106,15 @@ export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuil
   return {
     apiVersion: `${RAYCLUSTER.group}/${RAYCLUSTER.version}`,
     kind: RAYCLUSTER.kind,
-    metadata: { name, namespace, labels: { ...labels, ...queue }, annotations: ownerAnnotations(owner) },
+    metadata: {
+      name,
+      namespace,
+      labels: { ...labels, ...queue },
+      annotations: {
+        ...ownerAnnotations(owner),
+        ...(avoidNodes.length ? { [AVOIDED_NODES_ANNOTATION]: avoidNodes.join(',') } : {}),
+      },
+    },
     spec: {
       rayVersion: spec.rayVersion,
       headGroupSpec: {
@@ -120,6 +139,7 @@ export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuil
                 ],
               }),
             ),
+            avoidNodes,
           ),
         },
       },
@@ -146,6 +166,7 @@ export function buildRayCluster({ name, namespace, spec, owner }: RayClusterBuil
                   group,
                 }),
               ),
+              avoidNodes,
             ),
           },
         };

@@ -7,6 +7,7 @@ import { transient } from '../../errors/domain-error.js';
 import { TransientErrorTypes } from '../../domain/error-types.js';
 import { RayDashboardClient } from '../ray/dashboard-client.js';
 import { freePorts } from './ports.js';
+import { localSlotName } from './slots.js';
 import {
   CLUSTER_ENV_MARKER,
   clusterProcesses,
@@ -37,6 +38,7 @@ async function startRayNode(
   args: string[],
   tempDir = state.tempDir,
   reserved?: number[],
+  extraEnv: Record<string, string> = {},
 ): Promise<number> {
   const ports = reserved ?? (await freePorts(NODE_PORTS));
   const [nodeManager, objectManager, agentListen, agentGrpc, metrics, runtimeEnv] = ports as [
@@ -80,6 +82,7 @@ async function startRayNode(
         // proxies) before it stops its processes; a torn-down local cluster has nothing to drain.
         RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S: '0',
         ...rayAuthEnv(dir),
+        ...extraEnv,
       },
     },
   );
@@ -150,8 +153,9 @@ export async function startWorker(
   config: LauncherConfig,
   state: LocalClusterState,
   dir: string,
-  node: { group: string; index: number; gpus: number; cpus: number; ordinal: number },
+  node: { group: string; index: number; gpus: number; cpus: number; ordinal: number; slot: number },
   ports: number[],
+  extraEnv: Record<string, string> = {},
 ): Promise<LocalNode> {
   const { ordinal, ...rest } = node;
   const worker = { role: 'worker' as const, ...rest };
@@ -165,6 +169,7 @@ export async function startWorker(
     [`--address=${state.nodeIp}:${state.gcsPort}`],
     tempDir,
     ports,
+    { ...extraEnv, RAGEN_ORCH_NODE_NAME: localSlotName(node.slot) },
   );
   return { ...worker, pid };
 }

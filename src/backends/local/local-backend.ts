@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readdir, rm, stat, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { isDomainError, transient } from '../../errors/domain-error.js';
+import { isDomainError, permanent, transient } from '../../errors/domain-error.js';
 import type { ClusterHandle, ClusterStatus } from '../../domain/cluster.js';
 import { ErrorTypes, TransientErrorTypes } from '../../domain/error-types.js';
 import { shortHash } from '../../domain/naming.js';
@@ -20,6 +20,15 @@ import {
   waitForAliveNodes,
 } from './launcher.js';
 import { freePorts } from './ports.js';
+import { liveSuspects, type NodeLedgerStore } from '../../domain/node-ledger.js';
+import { NodeLedgerFile } from './node-ledger-file.js';
+import {
+  LOCAL_WORKER_SLOTS,
+  STANDIN_SLOW_PULL_ENV,
+  STANDIN_SLOW_PULL_S,
+  assignSlots,
+  standinSlowSlots,
+} from './slots.js';
 import { clusterProcesses, pidAlive } from './processes.js';
 import { type LocalClusterState, clusterDir, readState, writeState } from './state.js';
 import { authTokenPath, readAuthToken, writeNewAuthToken } from './auth-token.js';
@@ -42,7 +51,11 @@ export interface LocalBackendConfig extends LauncherConfig {
 export class LocalBackend implements ComputeBackend {
   readonly kind = 'local' as const;
 
-  constructor(readonly config: LocalBackendConfig) {}
+  private readonly ledger: NodeLedgerStore;
+
+  constructor(readonly config: LocalBackendConfig) {
+    this.ledger = new NodeLedgerFile(config.runRoot);
+  }
 
   resolveArgv(argv: readonly string[]): string[] {
     return argv.map((a, i) => (i === 0 && a === 'python' ? this.config.python : a));
@@ -137,6 +150,8 @@ export class LocalBackend implements ComputeBackend {
         cpus: group.cpusPerWorker,
       })),
     );
+    const slots = await this.healthySlots(workers.length);
+    const slow = standinSlowSlots(process.env.RAGEN_ORCH_STANDIN_SLOW_LOCAL_SLOTS);
     // Every worker node has its own temp dir and ports (see startWorker): all start at once.
     const ports = await freePorts(NODE_PORTS * workers.length);
     const started = await Promise.allSettled(
@@ -145,8 +160,9 @@ export class LocalBackend implements ComputeBackend {
           this.config,
           state,
           dir,
-          { ...w, ordinal },
+          { ...w, ordinal, slot: slots[ordinal]! },
           ports.slice(ordinal * NODE_PORTS, (ordinal + 1) * NODE_PORTS),
+          slow.has(slots[ordinal]!) ? { [STANDIN_SLOW_PULL_ENV]: STANDIN_SLOW_PULL_S } : {},
         ),
       ),
     );
@@ -159,6 +175,26 @@ export class LocalBackend implements ComputeBackend {
     state.complete = true;
     await writeState(dir, state);
     return this.handle(state);
+  }
+
+  nodeLedger(): NodeLedgerStore {
+    return this.ledger;
+  }
+
+  /** The first `count` worker slots the node ledger does not exclude (slots.ts). */
+  private async healthySlots(count: number): Promise<number[]> {
+    const avoid = liveSuspects(await this.ledger.read(), new Date());
+    const slots = assignSlots(
+      count,
+      avoid.map((s) => s.node),
+    );
+    if (slots) return slots;
+    throw permanent(
+      ErrorTypes.TooFewHealthyNodes,
+      `the cluster needs ${count} worker slots and this host has ${LOCAL_WORKER_SLOTS}, ${avoid.length} of them link suspects in ${this.ledger.where} ` +
+        `(${avoid.map((s) => `${s.node} until ${s.expires}`).join(', ')}); clear them with \`ragen-orchestrator nodes clear\` once the host is fixed`,
+      { needed: count, suspects: avoid.map((s) => s.node) },
+    );
   }
 
   async describeCluster(handle: ClusterHandle): Promise<ClusterStatus> {

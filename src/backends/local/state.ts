@@ -15,6 +15,8 @@ export const LocalNodeSchema = z.strictObject({
   pid: z.number().int().min(2),
   gpus: z.number(),
   cpus: z.number(),
+  /** A worker's slot (slots.ts); absent on the head and in state files written before slots. */
+  slot: z.number().int().min(0).optional(),
 });
 
 export const LocalClusterStateSchema = z.strictObject({

@@ -1,0 +1,44 @@
+import { type NodeLedger, type NodeLedgerStore, parseLedger } from '../../domain/node-ledger.js';
+import type { KubeApi } from './kube-api.js';
+import { KubeStatusError } from './kube-errors.js';
+import { LABELS, MANAGED_BY } from './labels.js';
+
+export const NODE_LEDGER_CONFIGMAP = 'ragen-orchestrator-node-suspects';
+const KEY = 'suspects.json';
+
+/**
+ * The kuberay backend's node ledger: one ConfigMap of the namespace, so every worker and every run
+ * of the namespace shares it and a platform can read it (`kubectl get configmap`). Updates are
+ * read-modify-write with the resourceVersion; a concurrent writer's 409 is retried on fresh data.
+ */
+export class NodeLedgerConfigMap implements NodeLedgerStore {
+  readonly where: string;
+
+  constructor(private readonly api: KubeApi) {
+    this.where = `ConfigMap ${api.namespace}/${NODE_LEDGER_CONFIGMAP}`;
+  }
+
+  async read(): Promise<NodeLedger> {
+    return parseLedger((await this.api.getConfigMap(NODE_LEDGER_CONFIGMAP))?.data?.[KEY], this.where);
+  }
+
+  async update(change: (ledger: NodeLedger) => NodeLedger): Promise<NodeLedger> {
+    for (let attempt = 0; ; attempt++) {
+      const found = await this.api.getConfigMap(NODE_LEDGER_CONFIGMAP);
+      const next = change(parseLedger(found?.data?.[KEY], this.where));
+      try {
+        await this.api.writeConfigMap({
+          metadata: {
+            name: NODE_LEDGER_CONFIGMAP,
+            labels: { [LABELS.managedBy]: MANAGED_BY },
+            ...(found?.metadata.resourceVersion ? { resourceVersion: found.metadata.resourceVersion } : {}),
+          },
+          data: { [KEY]: `${JSON.stringify(next, null, 2)}\n` },
+        });
+        return next;
+      } catch (err) {
+        if (!(err instanceof KubeStatusError && err.status === 409) || attempt >= 5) throw err;
+      }
+    }
+  }
+}
