@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import type { RayNode } from '../domain/cluster.js';
 import type { ClusterHandle } from '../domain/cluster.js';
 import { ErrorTypes } from '../domain/error-types.js';
@@ -34,6 +35,7 @@ export function createAwaitJoin(deps: ActivityDeps) {
     const wantGpus = spec.trainer.nnodes * spec.trainer.nGpusPerNode;
     const workflowId = workflowIdOfActivity();
     let reported = -1;
+    let said: string | undefined;
     const nextDelay = pollDelays(deps.pollIntervalMs);
     for (;;) {
       const status = await backend.describeCluster(handle);
@@ -42,6 +44,12 @@ export function createAwaitJoin(deps: ActivityDeps) {
           status.failureType ?? ErrorTypes.ClusterLost,
           `cluster ${handle.name} is ${status.phase} while waiting for workers: ${status.message ?? ''}`,
         );
+      }
+      if (status.phase !== 'ready' || status.workersAlive < wantWorkers) {
+        // Why it waits (Pods the scheduler cannot place, suspects avoided): in the worker's log once per change.
+        if (status.message && status.message !== said)
+          Context.current().log.info(`join ${handle.name}: waiting: ${status.message}`);
+        said = status.message;
       }
       const beat: JoinHeartbeat = {
         nodesAlive: status.nodes.filter((n) => n.alive).length,

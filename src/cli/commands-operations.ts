@@ -35,12 +35,11 @@ export function addOperationsCommands(program: Command, execute: Execute): void 
     .command('clear')
     .description('remove suspects from the ledger (a fixed or drained node), by name or --all')
     .argument('[node...]', 'node names as `nodes` lists them')
-    .addOption(
-      new Option('--backend <backend>', 'whose ledger').choices(['local', 'kuberay']).default('local'),
-    )
     .option('--all', 'clear every suspect')
-    .action(async (names: string[], opts: object) => {
-      const o = parseCommand('nodes clear', S.nodesClear, opts);
+    .action(async (names: string[], opts: { all?: boolean }, cmd: Command) => {
+      // --backend is the parent's option: commander parses it there wherever it stands.
+      const backend = (cmd.parent?.opts() as { backend?: string } | undefined)?.backend;
+      const o = parseCommand('nodes clear', S.nodesClear, { backend, ...opts });
       const { nodesClearCommand } = await import('./nodes.js');
       await execute((config) => nodesClearCommand(config, o.backend, names, o.all ?? false));
     });

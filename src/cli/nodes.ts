@@ -65,6 +65,7 @@ export async function nodesClearCommand(
     });
     const unknown = nodes.filter((n) => !cleared.includes(n));
     if (cleared.length) console.log(`cleared from ${store.where}: ${cleared.join(', ')}`);
+    else if (all) console.log(`no link suspects in ${store.where}`);
     if (unknown.length) console.error(`not link suspects in ${store.where}: ${unknown.join(', ')}`);
     return unknown.length ? 1 : 0;
   } finally {

@@ -43,6 +43,8 @@ export interface KubeEnv {
   kubelet: KubeletStandIn | undefined;
   operatorLog: string | undefined;
   nodeName: string;
+  /** Every stand-in node: nodeName first, then the extra ones. */
+  nodeNames: string[];
   /** Allocatable nvidia.com/gpu on the stand-in node. */
   gpus: number;
   admin: KubeConfig;
@@ -229,7 +231,14 @@ export const STANDIN_NODE = 'standin-gpu-node';
  * out, for tests that need only the API).
  */
 export async function startKubeEnv(
-  options: { namespace?: string; gpus?: number; kubelet?: boolean; storageDir?: string } = {},
+  options: {
+    namespace?: string;
+    gpus?: number;
+    kubelet?: boolean;
+    storageDir?: string;
+    /** More stand-in nodes like the first (`standin-gpu-node-2`, ...), each with `gpus`. */
+    extraNodes?: number;
+  } = {},
 ): Promise<KubeEnv> {
   const started = Date.now();
   const bins = await kubeBinaries();
@@ -239,6 +248,10 @@ export async function startKubeEnv(
     );
   const namespace = options.namespace ?? 'ragen-test';
   const gpus = options.gpus ?? 2;
+  const nodeNames = [
+    STANDIN_NODE,
+    ...Array.from({ length: options.extraNodes ?? 0 }, (_, i) => `${STANDIN_NODE}-${i + 2}`),
+  ];
   const certs = await certificates();
   const dir = await mkdtemp(join(tmpdir(), 'ragen-kube-'));
   const adminToken = `admin-${process.pid}-${Date.now()}`;
@@ -359,31 +372,33 @@ export async function startKubeEnv(
           claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: pvc },
         },
       } as KubernetesObject,
-      {
+      ...nodeNames.map((name) => ({
         apiVersion: 'v1',
         kind: 'Node',
         metadata: {
-          name: STANDIN_NODE,
+          name,
           labels: {
             'ragen.dev/stand-in': 'true',
-            'kubernetes.io/hostname': STANDIN_NODE,
+            'kubernetes.io/hostname': name,
             'kubernetes.io/os': 'linux',
           },
         },
-      },
+      })),
     ]);
     // A kubelet would report capacity and the PV controller would bind the claim; here both go
     // through the status subresources.
     const core = admin.makeApiClient(CoreV1Api);
-    const node = await core.readNode({ name: STANDIN_NODE });
-    const capacity = { cpu: '16', memory: '64Gi', pods: '110', 'nvidia.com/gpu': String(gpus) };
-    node.status = {
-      capacity,
-      allocatable: capacity,
-      addresses: [{ type: 'InternalIP', address: '10.87.0.1' }],
-      conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }],
-    };
-    await core.replaceNodeStatus({ name: STANDIN_NODE, body: node });
+    for (const name of nodeNames) {
+      const node = await core.readNode({ name });
+      const capacity = { cpu: '16', memory: '64Gi', pods: '110', 'nvidia.com/gpu': String(gpus) };
+      node.status = {
+        capacity,
+        allocatable: capacity,
+        addresses: [{ type: 'InternalIP', address: '10.87.0.1' }],
+        conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }],
+      };
+      await core.replaceNodeStatus({ name, body: node });
+    }
     const pv = await core.readPersistentVolume({ name: `${namespace}-${pvc}` });
     pv.status = { phase: 'Bound' };
     await core.replacePersistentVolumeStatus({ name: `${namespace}-${pvc}`, body: pv });
@@ -395,6 +410,7 @@ export async function startKubeEnv(
       kubelet = new KubeletStandIn({
         kc: admin,
         nodeName: STANDIN_NODE,
+        extraNodes: nodeNames.slice(1),
         venvBin: dirname(loadConfig().rayBin),
       });
       await kubelet.start();
@@ -424,6 +440,7 @@ export async function startKubeEnv(
       kubelet,
       operatorLog: operator?.logPath,
       nodeName: STANDIN_NODE,
+      nodeNames,
       gpus,
       admin,
       startMs: Date.now() - started,

@@ -12,7 +12,7 @@ import { dashboardFromStatus, interpretRayCluster } from './cluster-status.js';
 import { KubeApi, loadKubeConfig } from './kube-api.js';
 import { MANAGED_SELECTOR, isOwnedBy, readOwner } from './labels.js';
 import { kuberayPreflight } from './preflight.js';
-import { type RayClusterObject, buildRayCluster } from './raycluster.js';
+import { AVOIDED_NODES_ANNOTATION, type RayClusterObject, buildRayCluster } from './raycluster.js';
 import { RayClusterCache } from './raycluster-cache.js';
 import type { BackendLogger } from '../logger.js';
 import { RayPodCache } from './pod-cache.js';
@@ -227,17 +227,17 @@ export class KubeRayBackend implements ComputeBackend {
         message: `RayCluster ${this.ref(handle.name)}: ${message}`,
       };
     }
-    if (verdict.phase !== 'head-ready') {
-      const waiting = podsWaiting(pods);
-      return {
-        phase: 'pending',
-        ...empty,
-        message: waiting.length ? `${verdict.message}; ${waiting.join('; ')}` : verdict.message,
-      };
-    }
+    // Pods the scheduler cannot place (also workers once the head is up), and the suspects this
+    // cluster avoids: a wait for healthy capacity says why it waits.
+    const waiting = podsWaiting(pods);
+    const avoided = object?.metadata.annotations?.[AVOIDED_NODES_ANNOTATION];
+    if (waiting.length && avoided)
+      waiting.push(`the cluster avoids link-suspect nodes ${avoided} (\`ragen-orchestrator nodes\`)`);
+    const message = waiting.length ? `${verdict.message}; ${waiting.join('; ')}` : verdict.message;
+    if (verdict.phase !== 'head-ready') return { phase: 'pending', ...empty, message };
     const url = handle.dashboardUrl ?? dashboardFromStatus(object);
-    if (!url) return { phase: 'pending', ...empty, message: `${verdict.message}; no dashboard address yet` };
-    return statusFromHead(url, verdict.message, await this.dashboardToken(handle));
+    if (!url) return { phase: 'pending', ...empty, message: `${message}; no dashboard address yet` };
+    return statusFromHead(url, message, await this.dashboardToken(handle));
   }
 
   /**

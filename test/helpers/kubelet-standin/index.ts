@@ -16,6 +16,7 @@ import { type Forward, startApiServerProxy } from './service-proxy.js';
 import { PodRunner } from './pod-runner.js';
 import { podRequests, quantity } from './pod-spec.js';
 import { podStatus } from './pod-status.js';
+import { matchesNodeAffinity, summarize, violatesAntiAffinity } from './scheduling.js';
 
 /**
  * STAND-IN for the Kubernetes scheduler, the kubelet (with its container runtime and CNI plugin)
@@ -60,7 +61,11 @@ import { podStatus } from './pod-status.js';
  * 4. Resources: requests are checked by the stand-in scheduler, but no cgroup limit is set; GPUs
  *    exist only as the node's allocatable count (Ray's GPUs come from `--num-gpus`).
  * 5. Not done: image pull errors, kubectl logs/exec (logs are files under the Pod's directory),
- *    service-link environment variables, projected volumes, ephemeral containers, several nodes.
+ *    service-link environment variables, projected volumes, ephemeral containers.
+ * 6. Several nodes (`extraNodes`): one process plays the kubelet of each; they share the host and
+ *    its bridge, so what tells them apart is the scheduler's view (allocatable, labels, required
+ *    node affinity and pod anti-affinity on kubernetes.io/hostname) and each Pod's own veth, which
+ *    `slowNodes` rate-limits (tc tbf, both directions) for every Pod on a node: a degraded NIC.
  */
 const run = promisify(execFile);
 const CGROUP_ROOT = '/sys/fs/cgroup/unified/ragen-kubelet-standin';
@@ -68,6 +73,8 @@ const CGROUP_ROOT = '/sys/fs/cgroup/unified/ragen-kubelet-standin';
 export interface KubeletStandInOptions {
   kc: KubeConfig;
   nodeName: string;
+  /** More Node objects this stand-in is the kubelet of (they must exist, like nodeName's). */
+  extraNodes?: string[];
   /** The venv's bin directory (its `ray` and `python` play the image's). */
   venvBin: string;
   /** Per-Pod directories; not under /tmp (each container gets a private /tmp). */
@@ -114,11 +121,16 @@ export class KubeletStandIn {
   private readonly loops: Promise<void>[] = [];
   private stopped = false;
   private apiProxy: Forward | undefined;
+  /** Set by a test: every Pod on these nodes gets a rate-limited veth (tc tbf rate, e.g. '80mbit'). */
+  slowNodes = new Map<string, string>();
+  private readonly nodeNames: string[];
+  private schedulerQueue: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: KubeletStandInOptions) {
     this.core = o.kc.makeApiClient(CoreV1Api);
     this.objects = KubernetesObjectApi.makeApiClient(o.kc);
     this.rootDir = o.rootDir ?? '/var/tmp/rk';
+    this.nodeNames = [o.nodeName, ...(o.extraNodes ?? [])];
   }
 
   private fail(message: string): void {
@@ -243,7 +255,7 @@ export class KubeletStandIn {
       else void this.deleteNow(pod);
       return;
     }
-    if (pod.spec.nodeName !== this.o.nodeName) return;
+    if (!this.nodeNames.includes(pod.spec.nodeName)) return;
     const runner = this.runners.get(uid);
     if (pod.metadata?.deletionTimestamp) {
       if (runner && !runner.stopped)
@@ -277,6 +289,7 @@ export class KubeletStandIn {
       },
       pvcHostPath: (namespace, claim) => this.pvcHostPath(namespace, claim),
       hold: this.hold,
+      linkRate: this.slowNodes.get(pod.spec?.nodeName ?? ''),
       withoutExecutables: this.withoutExecutables,
       serviceAccount: (p) => this.serviceAccountToken(p),
       probeFailed: (container, message) => void this.recordUnhealthy(pod, container, message),
@@ -320,7 +333,7 @@ export class KubeletStandIn {
           reason: 'Unhealthy',
           type: 'Warning',
           message: message.slice(0, 1024),
-          source: { component: 'kubelet', host: this.o.nodeName },
+          source: { component: 'kubelet', host: pod.spec?.nodeName ?? this.o.nodeName },
           firstTimestamp: at,
           lastTimestamp: at,
           count: 1,
@@ -331,19 +344,45 @@ export class KubeletStandIn {
 
   // ---- scheduler ----
 
-  private async schedule(pod: V1Pod): Promise<void> {
+  /**
+   * One Pod at a time, as kube-scheduler's loop: Pods placed at once would all see the same free
+   * GPUs and the same least loaded node.
+   */
+  private schedule(pod: V1Pod): Promise<void> {
     const uid = pod.metadata?.uid ?? '';
     if ((pod.spec?.schedulerName ?? 'default-scheduler') !== 'default-scheduler' || this.binding.has(uid))
-      return;
+      return Promise.resolve();
     this.binding.add(uid);
+    const turn = this.schedulerQueue.then(() => this.scheduleOne(pod));
+    this.schedulerQueue = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async scheduleOne(pod: V1Pod): Promise<void> {
+    const uid = pod.metadata?.uid ?? '';
     try {
-      const node = await this.core.readNode({ name: this.o.nodeName });
-      const reason = this.unfit(
-        pod,
-        node.metadata?.labels ?? {},
-        (node.status?.allocatable ?? {}) as Record<string, string>,
-      );
-      if (reason) {
+      // Bound, or deleted, while it waited its turn.
+      const current = this.pods.get(key(pod));
+      if (!current || current.spec?.nodeName || current.metadata?.uid !== uid) return;
+      const reasons: string[] = [];
+      let target: string | undefined;
+      // The least loaded node that fits, as kube-scheduler's default scoring spreads Pods.
+      for (const name of [...this.nodeNames].sort((a, b) => this.podsOn(a) - this.podsOn(b))) {
+        const node = await this.core.readNode({ name });
+        const reason = this.unfit(
+          pod,
+          name,
+          node.metadata?.labels ?? {},
+          (node.status?.allocatable ?? {}) as Record<string, string>,
+        );
+        if (!reason) {
+          target = name;
+          break;
+        }
+        reasons.push(reason);
+      }
+      if (!target) {
+        const reason = `0/${this.nodeNames.length} nodes are available: ${summarize(reasons)}.`;
         if (this.unschedulable.get(uid) !== reason) {
           this.unschedulable.set(uid, reason);
           await this.setUnschedulable(pod, reason);
@@ -358,49 +397,53 @@ export class KubeletStandIn {
           apiVersion: 'v1',
           kind: 'Binding',
           metadata: { name: pod.metadata?.name ?? '' },
-          target: { apiVersion: 'v1', kind: 'Node', name: this.o.nodeName },
+          target: { apiVersion: 'v1', kind: 'Node', name: target },
         },
       });
       // Until the watch shows nodeName, count it as bound.
-      this.pods.set(key(pod), { ...pod, spec: { ...pod.spec!, nodeName: this.o.nodeName } });
+      this.pods.set(key(pod), { ...pod, spec: { ...pod.spec!, nodeName: target } });
     } catch (err) {
       const code = (err as { code?: number }).code;
       if (code !== 404 && code !== 409 && !this.stopped) {
-        await sleep(500);
-        this.binding.delete(uid);
-        return this.schedule(pod);
+        // Again after a pause, behind the Pods that wait now (not holding the queue meanwhile).
+        setTimeout(() => void this.schedule(pod), 500);
       }
     } finally {
       this.binding.delete(uid);
     }
   }
 
-  /** Why the Pod does not fit the node, as the scheduler words it; undefined when it fits. */
+  /** Pods bound to a node that still hold its resources. */
+  private live(nodeName: string): V1Pod[] {
+    return [...this.pods.values()].filter(
+      (p) => p.spec?.nodeName === nodeName && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed',
+    );
+  }
+
+  private podsOn(nodeName: string): number {
+    return this.live(nodeName).length;
+  }
+
+  /** Why the Pod does not fit the node, as the scheduler words it per node; undefined when it fits. */
   private unfit(
     pod: V1Pod,
+    nodeName: string,
     labels: Record<string, string>,
     allocatable: Record<string, string>,
   ): string | undefined {
     for (const [k, v] of Object.entries(pod.spec?.nodeSelector ?? {})) {
-      if (labels[k] !== v)
-        return "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.";
+      if (labels[k] !== v) return "1 node(s) didn't match Pod's node affinity/selector";
     }
+    if (!matchesNodeAffinity(pod, labels)) return "1 node(s) didn't match Pod's node affinity/selector";
+    if (violatesAntiAffinity(pod, this.live(nodeName)))
+      return "1 node(s) didn't match pod anti-affinity rules";
     const used: Record<string, number> = {};
-    for (const p of this.pods.values()) {
-      if (
-        p.spec?.nodeName !== this.o.nodeName ||
-        p.status?.phase === 'Succeeded' ||
-        p.status?.phase === 'Failed'
-      )
-        continue;
+    for (const p of this.live(nodeName))
       for (const [k, v] of Object.entries(podRequests(p))) used[k] = (used[k] ?? 0) + v;
-    }
     const short = Object.entries(podRequests(pod)).filter(
       ([k, v]) => v > 0 && v + (used[k] ?? 0) > quantity(allocatable[k] ?? '0') + 1e-9,
     );
-    return short.length > 0
-      ? `0/1 nodes are available: ${short.map(([k]) => `1 Insufficient ${k}`).join(', ')}.`
-      : undefined;
+    return short.length > 0 ? short.map(([k]) => `1 Insufficient ${k}`).join(', ') : undefined;
   }
 
   private async setUnschedulable(pod: V1Pod, message: string): Promise<void> {

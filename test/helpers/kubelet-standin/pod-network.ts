@@ -27,6 +27,8 @@ async function ip(...args: string[]): Promise<void> {
 export interface PodNetwork {
   netns: string;
   podIP: string;
+  /** The bridge's end of the Pod's veth pair (the Pod's end is eth0 in netns). */
+  hostVeth: string;
 }
 
 export class PodNetworks {
@@ -87,7 +89,18 @@ export class PodNetworks {
       'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n',
     );
     await this.writeHosts(netns, '127.0.0.1\tlocalhost\n');
-    return { netns, podIP };
+    return { netns, podIP, hostVeth: host };
+  }
+
+  /**
+   * A degraded NIC, for real: a token bucket (tc tbf) at `rate` on both ends of the Pod's veth, so
+   * what the Pod sends and what it receives both go at that rate (netem is not in this kernel).
+   */
+  async limitRate(net: PodNetwork, rate: string): Promise<void> {
+    const tbf = ['qdisc', 'add', 'dev'];
+    const shape = ['root', 'tbf', 'rate', rate, 'burst', '64kb', 'latency', '200ms'];
+    await run('tc', [...tbf, net.hostVeth, ...shape]);
+    await run('ip', ['netns', 'exec', net.netns, 'tc', ...tbf, 'eth0', ...shape]);
   }
 
   /** Rewritten in place (same inode): a running container's bind-mounted /etc/hosts sees it. */

@@ -29,6 +29,8 @@ const CGROUP_ROOT = '/sys/fs/cgroup/unified/ragen-kubelet-standin';
 
 export interface RunnerDeps {
   networks: PodNetworks;
+  /** A tc rate for the Pod's veth (a degraded NIC on its node), or none. */
+  linkRate?: string;
   /** Per-Pod directories (private /tmp, emptyDirs, logs) go under it. */
   rootDir: string;
   /** Put first on every container's PATH: the venv's `ray` and `python` play the image's. */
@@ -109,6 +111,7 @@ export class PodRunner {
     await chmod(join(this.dir, 'tmp'), 0o1777);
     await mkdir(join(this.dir, 'logs'), { recursive: true });
     this.net = await this.deps.networks.create(this.pod.metadata?.uid ?? this.id);
+    if (this.deps.linkRate) await this.deps.networks.limitRate(this.net, this.deps.linkRate);
     this.record.podIP = this.net.podIP;
     this.pod.status = { ...this.pod.status, podIP: this.net.podIP, hostIP: NODE_IP };
     this.deps.changed();
