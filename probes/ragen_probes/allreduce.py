@@ -49,6 +49,8 @@ def parse_args(argv):
     p.add_argument("--simulate-slow-rank", type=int, default=None, help=argparse.SUPPRESS)
     # Test hook: make one rank hang, to prove the timeout turns a hang into exit 3.
     p.add_argument("--simulate-stall-rank", type=int, default=None, help=argparse.SUPPRESS)
+    # Test hook: one rank's process exits mid all-reduce, to prove a node that drops off is named.
+    p.add_argument("--simulate-die-rank", type=int, default=None, help=argparse.SUPPRESS)
     # Test hook: every actor takes this long to start (a slow torch import), to prove it is not
     # counted in --timeout-s.
     p.add_argument("--simulate-start-s", type=float, default=0.0, help=argparse.SUPPRESS)
@@ -142,7 +144,8 @@ def run(args) -> tuple[int, dict]:
         groups = placement.create_placement_groups(nnodes, args.gpus_per_node, args.cpus_per_rank, max(0.0, deadline - time.monotonic()))
         opts = placement.slot_options(groups, args.gpus_per_node, args.cpus_per_rank)
         ranks = [AllReduceRank.options(**o).remote(r, n, elements, stall=(r == args.simulate_stall_rank),
-                                                   slow_pull_s=0.3 if r == args.simulate_slow_rank else 0.0)
+                                                   slow_pull_s=0.3 if r == args.simulate_slow_rank else 0.0,
+                                                   die=(r == args.simulate_die_rank))
                  for r, o in enumerate(opts)]
         probe_refs = [r.probe.remote(args.simulate_start_s) for r in ranks]
         _wait_all(probe_refs, deadline, list(range(n)))
@@ -187,6 +190,14 @@ def run(args) -> tuple[int, dict]:
             return EXIT_SLOW_NODE, result
         result["ok"] = True
         return EXIT_OK, result
+    except ray.exceptions.RayActorError as err:
+        if in_setup:
+            raise
+        # A rank's actor died mid all-reduce: its process or its node is gone. The link test names
+        # which node no longer answers (a dead actor fails every call at once).
+        result["reason"] = f"a rank's actor died during the all-reduce (its process or node is gone): {type(err).__name__}"
+        _diagnose_nodes(args, result, ranks, probes)
+        return EXIT_FAILED, result
     except (PreflightTimeout, placement.ResourceError) as err:
         if isinstance(err, placement.ResourceError):
             prefix = ""
@@ -226,7 +237,7 @@ def _diagnose_nodes(args, result: dict, ranks: list, probes: list[dict]) -> bool
         return False
     named = "; ".join(
         f"node {s['node_name']} ({s['node_ip']}, {s['node_id'][:12]}, rank {s['rank']}): "
-        + ("did not answer within %gs" % args.links_timeout_s if nodes.index(s["node_id"]) in links["unresponsive"]
+        + ("did not answer within %gs or its actor died" % args.links_timeout_s if nodes.index(s["node_id"]) in links["unresponsive"]
            else f"best link {s['best_gbps']:.4g} GB/s")
         for s in links["suspects"])
     verdict = (f"slow node(s): {named}; the median node's best link is {links['median_gbps']:.4g} GB/s, "

@@ -35,8 +35,10 @@ STANDIN_SLOW_PULL_ENV = "RAGEN_ORCH_STANDIN_SLOW_PULL_S"
 
 @ray.remote
 class AllReduceRank:
-    def __init__(self, rank: int, world_size: int, n_elements: int, stall: bool = False, slow_pull_s: float = 0.0):
+    def __init__(self, rank: int, world_size: int, n_elements: int, stall: bool = False, slow_pull_s: float = 0.0,
+                 die: bool = False):
         self.stall = stall  # test hook only: this rank never finishes its first chunk
+        self.die = die  # test hook only: this rank's process exits at its first chunk (a node dropping off)
         # Test hooks only: this rank's fetches take this much longer (a degraded NIC's stand-in), by
         # argument or from the node's environment (a local node the orchestrator's tests mark slow).
         self.slow_pull_s = slow_pull_s or float(os.environ.get(STANDIN_SLOW_PULL_ENV, "0") or 0)
@@ -92,6 +94,8 @@ class AllReduceRank:
     def add_chunk(self, index: int, data: np.ndarray) -> bool:
         if self.stall:
             time.sleep(3600)
+        if self.die:
+            os._exit(1)
         lo, hi = self.bounds[index]
         self.buf[lo:hi] += data
         return True

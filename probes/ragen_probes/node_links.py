@@ -52,8 +52,9 @@ class _Stuck(Exception):
 def _pull_seconds(actors: list, receiver: int, sender: int, nbytes: int, timeout_s: float) -> float:
     """Seconds for `receiver` to fetch a fresh `nbytes` object from `sender`'s node.
 
-    Raises _Stuck naming the node that did not answer within timeout_s: the sender when it could not
-    even make the object, else the receiver (its fetch never finished).
+    Raises _Stuck naming the node that did not answer within timeout_s, or whose actor died: the
+    sender when it could not even make the object or its object could not be fetched, else the
+    receiver.
     """
     import ray
 
@@ -65,7 +66,14 @@ def _pull_seconds(actors: list, receiver: int, sender: int, nbytes: int, timeout
     ready, _ = ray.wait([pulled], timeout=timeout_s)
     if not ready:
         raise _Stuck(receiver)
-    return ray.get(pulled)
+    try:
+        return ray.get(pulled)
+    except ray.exceptions.RayTaskError:
+        # The receiver ran and its fetch failed: the object, or the sender that owns it, is gone.
+        # (Checked first: a task error whose cause is a dead actor is also a RayActorError.)
+        raise _Stuck(sender) from None
+    except ray.exceptions.RayError:
+        raise _Stuck(receiver) from None  # the receiver's own actor died
 
 
 def recheck(nodes: int, pair_gbps: dict[tuple[int, int], float], remeasured: dict[tuple[int, int], float],

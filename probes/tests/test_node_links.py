@@ -69,3 +69,14 @@ def test_a_node_slow_in_both_rounds_stays_suspect_and_the_recheck_is_bounded():
     peers = recheck_peers(3, best, [3], set())
     assert len(peers) == 3 and 3 not in peers
     assert recheck_peers(0, [1.0, 0.1, 0.9], [0, 1], set()) == [2]
+
+
+def test_a_rank_whose_process_dies_mid_allreduce_is_named(four_gpu_nodes):
+    # Stand-in for a node that drops off mid-check: rank 2's process exits at its first chunk.
+    proc = run_probe("ragen_probes.allreduce", ["--world-size", "4", "--address", four_gpu_nodes, "--size-mb", "1", "--iters", "2",
+                                                "--simulate-die-rank", "2", "--links-timeout-s", "5"])
+    res = result_of(proc)
+    assert proc.returncode == 1 and not res["ok"], res
+    assert res["reason"].startswith("a rank's actor died during the all-reduce"), res["reason"]
+    assert [s["rank"] for s in res["links"]["suspects"]] == [2] and res["links"]["unresponsive"] == [2], res["links"]
+    assert "rank 2): did not answer within 5s or its actor died" in res["reason"]

@@ -16,6 +16,7 @@ import {
 import { REPO_ROOT, loadConfig } from '../../src/config.js';
 import { freePorts } from '../../src/backends/local/ports.js';
 import { KubeletStandIn } from './kubelet-standin/index.js';
+import { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
 import { IMAGE_USER } from './kubelet-standin/pod-spec.js';
 import { type RunningOperator, operatorBinary, startKubeRayOperator } from './kuberay-operator.js';
 
@@ -474,4 +475,15 @@ async function waitCrdEstablished(kc: KubeConfig): Promise<void> {
       await sleep(200);
     }
   }
+}
+
+/** The kuberay backend as the tests' worker uses it: the env's admin identity, the venv's python. */
+export function adminBackend(kube: KubeEnv): KubeRayBackend {
+  return new KubeRayBackend({
+    namespace: kube.namespace,
+    kubeconfig: kube.adminKubeconfig,
+    dashboard: 'head-status',
+    python: loadConfig().python,
+    pollMs: 500,
+  });
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { MEDIA_TYPES } from '../../src/registry/client.js';
+import { RAY_VERSION_LABEL } from '../../src/registry/ray-version.js';
 
 /** Test images pushed through the registry's own HTTP API (blob upload POST + PUT, manifest PUT). */
 const sha256 = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
@@ -124,4 +125,14 @@ export async function pushIndex(
     tag,
   );
   return { digest: index.digest, platforms: digests };
+}
+
+/** `ragen/sokoban:2.60.0` labelled with Ray 2.60.0, pushed to a test registry: its pinned reference. */
+export async function pushSokobanImage(registry: { baseUrl: string; host: string }): Promise<string> {
+  const digest = await pushImage(
+    { baseUrl: registry.baseUrl, repository: 'ragen/sokoban' },
+    { labels: { [RAY_VERSION_LABEL]: '2.60.0' } },
+    '2.60.0',
+  );
+  return `${registry.host}/ragen/sokoban:2.60.0@${digest}`;
 }

@@ -8,24 +8,24 @@ import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/index.js';
-import { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
+import type { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
 import { NODE_LEDGER_CONFIGMAP } from '../../src/backends/kuberay/node-ledger-configmap.js';
 import { AVOIDED_NODES_ANNOTATION } from '../../src/backends/kuberay/raycluster.js';
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
 import { loadConfig } from '../../src/config.js';
+import type { ExperimentSpec } from '../../src/domain/experiment.js';
 import { ManifestSchema } from '../../src/domain/manifest.js';
 import { liveSuspects } from '../../src/domain/node-ledger.js';
 import { activityDeps } from '../../src/worker.js';
 import type { experiment } from '../../src/workflows/experiment.js';
-import { type KubeEnv, startKubeEnv } from '../helpers/kube-env.js';
+import { type KubeEnv, adminBackend, startKubeEnv } from '../helpers/kube-env.js';
 import type { KubeletStandIn } from '../helpers/kubelet-standin/index.js';
 import { kuberaySpecYaml } from '../helpers/kuberay-specs.js';
-import { pushImage } from '../helpers/oci-images.js';
+import { pushSokobanImage } from '../helpers/oci-images.js';
 import { type RunningRegistry, startRegistry } from '../helpers/oci-registry.js';
 import { rayProcesses } from '../helpers/processes.js';
 import { testInput } from '../helpers/specs.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
-import { RAY_VERSION_LABEL } from '../../src/registry/ray-version.js';
 
 /**
  * A really degraded link on KubeRay: four stand-in nodes (one kubelet process plays each; every Pod
@@ -57,19 +57,8 @@ before(async () => {
   }
   env = await devServerEnv();
   registry = await startRegistry();
-  const pushed = await pushImage(
-    { baseUrl: registry.baseUrl, repository: 'ragen/sokoban' },
-    { labels: { [RAY_VERSION_LABEL]: '2.60.0' } },
-    '2.60.0',
-  );
-  image = `${registry.host}/ragen/sokoban:2.60.0@${pushed}`;
-  backend = new KubeRayBackend({
-    namespace: kube.namespace,
-    kubeconfig: kube.adminKubeconfig,
-    dashboard: 'head-status',
-    python: loadConfig().python,
-    pollMs: 500,
-  });
+  image = await pushSokobanImage(registry);
+  backend = adminBackend(kube);
 });
 after(async () => {
   backend?.close();
@@ -78,27 +67,45 @@ after(async () => {
   await kube?.stop();
 });
 
+/** Three one-GPU workers (two cannot pin a slow link on either end); the head off the slow node. */
+function threeWorkerSpec(): ExperimentSpec {
+  const yaml = `${kuberaySpecYaml(kube.storageDir, kube.pvc)
+    .replace('replicas: 2', 'replicas: 3')
+    .replace('nnodes: 2', 'nnodes: 3')}  head:\n    nodeSelector: {${HEAD_POOL}: "true"}\n`;
+  const parsed = parseExperimentSpec(yaml);
+  return {
+    ...parsed,
+    image,
+    deadlines: { ...parsed.deadlines, joinSeconds: 600 },
+    trainer: { ...parsed.trainer, entrypoint: ['python', '-m', 'ragen_toy.train'] },
+  };
+}
+
+async function kuberayWorker() {
+  const config = { ...loadConfig(), RAGEN_POLL_INTERVAL_MS: 1000 };
+  const taskQueue = uniqueId('bad-node');
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities: createActivities({ ...activityDeps(config, env.client), backends: { kuberay: backend } }),
+  });
+  return { worker, taskQueue };
+}
+
+/** Whether one of the Pod's processes is an all-reduce rank actor (Ray titles it `ray::AllReduceRank...`). */
+async function runsAllReduceRank(pod: V1Pod): Promise<boolean> {
+  for (const pid of await kubelet.podProcesses(pod.metadata?.name ?? '')) {
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes('AllReduceRank')) return true;
+  }
+  return false;
+}
+
 describe('a node with a slow link, on KubeRay (stand-in nodes, real tc rate limit)', () => {
   it('names the slow node, records it in the ConfigMap, keeps the next cluster off it, trains, and `nodes --backend kuberay` clears it', async () => {
-    // Three one-GPU workers (two cannot pin a slow link on either end).
-    const yaml = `${kuberaySpecYaml(kube.storageDir, kube.pvc)
-      .replace('replicas: 2', 'replicas: 3')
-      .replace('nnodes: 2', 'nnodes: 3')}  head:\n    nodeSelector: {${HEAD_POOL}: "true"}\n`;
-    const parsed = parseExperimentSpec(yaml);
-    const spec = {
-      ...parsed,
-      image,
-      deadlines: { ...parsed.deadlines, joinSeconds: 600 },
-      trainer: { ...parsed.trainer, entrypoint: ['python', '-m', 'ragen_toy.train'] },
-    };
-    const config = { ...loadConfig(), RAGEN_POLL_INTERVAL_MS: 1000 };
-    const taskQueue = uniqueId('bad-node');
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue,
-      workflowBundle: await workflowBundle(),
-      activities: createActivities({ ...activityDeps(config, env.client), backends: { kuberay: backend } }),
-    });
+    const spec = threeWorkerSpec();
+    const { worker, taskQueue } = await kuberayWorker();
     // The RayClusters' annotations while they exist (both are deleted by the end).
     const annotations = new Map<string, Record<string, string>>();
     let watching = true;
@@ -183,5 +190,65 @@ describe('a node with a slow link, on KubeRay (stand-in nodes, real tc rate limi
     assert.match((await cli()).stdout, new RegExp(`^${SLOW_NODE} +\\S+ +1 +best link`, 'm'));
     assert.match((await cli('clear', '--all')).stdout, new RegExp(`cleared from .*: ${SLOW_NODE}`));
     assert.match((await cli()).stdout, /no link suspects/);
+  });
+
+  it("names a node whose link is cut mid-check (its Pod's veth down), keeps the next cluster off it, and trains", async () => {
+    kubelet.slowNodes.clear();
+    const spec = { ...threeWorkerSpec(), checks: { ...threeWorkerSpec().checks, allReduceSeconds: 60 } };
+    const { worker, taskQueue } = await kuberayWorker();
+    const mark = kubelet.started.length;
+    const isWorkerPod = (p: V1Pod) => p.metadata?.labels?.['ray.io/node-type'] === 'worker';
+    let cut: V1Pod | undefined;
+    let done = false;
+    // The first worker Pod whose all-reduce rank is up loses its link, before or during the check.
+    const cutter = (async () => {
+      while (!cut && !done) {
+        for (const pod of kubelet.started.slice(mark).filter(isWorkerPod))
+          if (await runsAllReduceRank(pod)) {
+            await kubelet.cutLink(pod.metadata?.name ?? '');
+            cut = pod;
+            break;
+          }
+        await sleep(200);
+      }
+    })();
+    const result = await worker.runUntil(async () => {
+      const r = await env.client.workflow.execute<typeof experiment>('experiment', {
+        taskQueue,
+        workflowId: uniqueId('cut-link-wf'),
+        args: [testInput(spec)],
+      });
+      done = true;
+      await cutter;
+      return r;
+    });
+    const errors = result.stages.filter((s) => s.error).map((s) => `${s.stage}#${s.attempt}: ${s.error}`);
+    assert.ok(cut, `no worker Pod ran an all-reduce rank: ${errors.join('\n')}`);
+    const cutNode = cut.spec?.nodeName ?? '';
+    assert.equal(result.outcome, 'succeeded', errors.join('\n'));
+    const joinFailure = result.stages.find((s) => s.stage === 'join' && s.error)?.error ?? '';
+    assert.match(
+      joinFailure,
+      new RegExp(`node ${cutNode} \\([^)]*\\): did not answer within`),
+      errors.join('\n'),
+    );
+    console.log(`# cut link named: ${joinFailure.slice(0, 300)}`);
+    const clusters = [
+      ...new Set(kubelet.started.slice(mark).map((p) => p.metadata?.labels?.['ray.io/cluster'] ?? '')),
+    ];
+    assert.equal(clusters.length, 2, clusters.join(', '));
+    const second = kubelet.started
+      .slice(mark)
+      .filter((p) => p.metadata?.labels?.['ray.io/cluster'] === clusters[1]);
+    assert.ok(
+      !second.some((p) => p.spec?.nodeName === cutNode),
+      second.map((p) => p.spec?.nodeName).join(', '),
+    );
+    assert.equal(result.training.finalStep, 20);
+    assert.deepEqual(
+      liveSuspects(await backend.nodeLedger().read(), new Date()).map((s) => s.node),
+      [cutNode],
+    );
+    await backend.nodeLedger().update(() => ({ suspects: [] }));
   });
 });

@@ -7,7 +7,7 @@ import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/index.js';
-import { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
+import type { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
 import { REPO_ROOT, loadConfig } from '../../src/config.js';
 import { RAY_VERSION_LABEL } from '../../src/registry/ray-version.js';
 import type { ExperimentSpec } from '../../src/domain/experiment.js';
@@ -15,7 +15,7 @@ import type { EnvironmentRecord } from '../../src/domain/environment-probe.js';
 import { loadExperimentSpec } from '../../src/cli/spec-files/load.js';
 import { activityDeps } from '../../src/worker.js';
 import type { experiment } from '../../src/workflows/experiment.js';
-import { type KubeEnv, startKubeEnv } from '../helpers/kube-env.js';
+import { type KubeEnv, adminBackend, startKubeEnv } from '../helpers/kube-env.js';
 import { pushImage } from '../helpers/oci-images.js';
 import { type RunningRegistry, startRegistry } from '../helpers/oci-registry.js';
 import { writeModelDir } from '../helpers/model-dir.js';
@@ -62,13 +62,7 @@ before(async () => {
     join(checkout, 'train.py'),
     "import runpy\nrunpy.run_module('ragen_toy.train', run_name='__main__', alter_sys=True)\n",
   );
-  backend = new KubeRayBackend({
-    namespace: kube.namespace,
-    kubeconfig: kube.adminKubeconfig,
-    dashboard: 'head-status',
-    python: loadConfig().python,
-    pollMs: 500,
-  });
+  backend = adminBackend(kube);
 });
 after(async () => {
   backend?.close();

@@ -22,14 +22,13 @@ import type { ExperimentSpec } from '../../src/domain/experiment.js';
 import { activityDeps } from '../../src/worker.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import type { reaper } from '../../src/workflows/reaper.js';
-import { type KubeEnv, startKubeEnv } from '../helpers/kube-env.js';
+import { type KubeEnv, adminBackend, startKubeEnv } from '../helpers/kube-env.js';
 import type { KubeletStandIn } from '../helpers/kubelet-standin/index.js';
 import { NODE_IP } from '../helpers/kubelet-standin/pod-network.js';
 import { tcpForward } from '../helpers/kubelet-standin/service-proxy.js';
 import { kuberaySpec } from '../helpers/kuberay-specs.js';
-import { pushImage } from '../helpers/oci-images.js';
+import { pushSokobanImage } from '../helpers/oci-images.js';
 import { type RunningRegistry, startRegistry } from '../helpers/oci-registry.js';
-import { RAY_VERSION_LABEL } from '../../src/registry/ray-version.js';
 import { rayProcesses } from '../helpers/processes.js';
 import { activityAttempts } from '../helpers/history-attempts.js';
 import { DashboardStalls, dashboardPidAmong } from '../helpers/dashboard-stall.js';
@@ -69,21 +68,9 @@ before(async () => {
   );
   env = await devServerEnv();
   registry = await startRegistry();
-  const pushed = await pushImage(
-    { baseUrl: registry.baseUrl, repository: 'ragen/sokoban' },
-    { labels: { [RAY_VERSION_LABEL]: '2.60.0' } },
-    '2.60.0',
-  );
-  image = `${registry.host}/ragen/sokoban:2.60.0@${pushed}`;
+  image = await pushSokobanImage(registry);
   storage = kube.storageDir;
-  const config = loadConfig();
-  backend = new KubeRayBackend({
-    namespace: kube.namespace,
-    kubeconfig: kube.adminKubeconfig,
-    dashboard: 'head-status',
-    python: config.python,
-    pollMs: 500,
-  });
+  backend = adminBackend(kube);
 });
 after(async () => {
   backend?.close();
