@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir, open, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes.js';
@@ -86,7 +86,9 @@ export async function startDevServer(opts: {
   const deadline = Date.now() + 60_000;
   while (!(await temporalReachable(address))) {
     if (child.exitCode !== null)
-      throw new Error(`temporal dev server exited with ${child.exitCode}; see ${opts.logFile}`);
+      throw new Error(
+        `temporal dev server exited with ${child.exitCode}; see ${opts.logFile}:\n${await logTail(opts.logFile)}`,
+      );
     if (Date.now() > deadline)
       throw new Error(`temporal dev server did not answer on ${address} within 60 s; see ${opts.logFile}`);
     await sleep(300);
@@ -97,7 +99,16 @@ export async function startDevServer(opts: {
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
       await Promise.race([exited, sleep(10_000)]);
-      if (child.exitCode === null) child.kill('SIGKILL');
+      if (child.exitCode === null) {
+        child.kill('SIGKILL');
+        await Promise.race([exited, sleep(5_000)]); // its ports and database are free once it is gone
+      }
     },
   };
+}
+
+/** The last lines of the server's log, for a start that failed (the log may be in a temp dir). */
+async function logTail(path: string, lines = 15): Promise<string> {
+  const text = await readFile(path, 'utf8').catch(() => '');
+  return text.trimEnd().split('\n').slice(-lines).join('\n');
 }

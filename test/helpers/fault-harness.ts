@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { checkpointSteps, hashCheckpoint, readTracker } from '../../src/activities/checkpoints.js';
+import { LocalBackend } from '../../src/backends/local/local-backend.js';
 import { freePorts } from '../../src/backends/local/ports.js';
 import { clusterDir, readState } from '../../src/backends/local/state.js';
 import { type DevServer, startDevServer } from '../../src/cli/dev-server.js';
@@ -54,14 +55,30 @@ export class FaultHarness {
     return join(this.dir, 'storage');
   }
 
+  /**
+   * On the same ports and database each time (a restart, as an operator does one). A start that
+   * exits at once is tried twice more: on a busy machine the old server's sockets or database may
+   * not be released yet; the error then carries the server's log tail.
+   */
   async startServer(): Promise<void> {
-    this.server = await startDevServer({
-      temporalBin: loadConfig().temporalBin,
-      dbFile: join(this.dir, 't.db'),
-      port: this.port,
-      uiPort: this.uiPort,
-      logFile: join(this.dir, 'temporal.log'),
-    });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        this.server = await startDevServer({
+          temporalBin: loadConfig().temporalBin,
+          dbFile: join(this.dir, 't.db'),
+          port: this.port,
+          uiPort: this.uiPort,
+          logFile: join(this.dir, 'temporal.log'),
+        });
+        return;
+      } catch (err) {
+        if (attempt >= 3 || !/exited with/.test((err as Error).message)) throw err;
+        console.error(
+          `fault harness: dev server start ${attempt} failed, trying again: ${(err as Error).message}`,
+        );
+        await sleep(2000);
+      }
+    }
   }
 
   async stopServer(): Promise<void> {
@@ -109,6 +126,16 @@ export class FaultHarness {
 
   async close(): Promise<void> {
     await this.killWorker();
+    // A scenario that failed half-way leaves its local clusters running (the worker that would
+    // tear them down is gone): stop them, so the next suite starts on a machine without Ray.
+    const local = new LocalBackend({
+      runRoot: this.runRoot,
+      rayBin: loadConfig().rayBin,
+      python: loadConfig().python,
+      nodeIp: loadConfig().RAGEN_NODE_IP,
+    });
+    for (const c of await local.listClusters().catch(() => []))
+      await local.deleteCluster(c.handle).catch(() => undefined);
     await this.connection?.close();
     await this.stopServer();
     if (!process.env['KEEP_RUN_ROOT']) {

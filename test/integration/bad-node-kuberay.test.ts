@@ -193,22 +193,26 @@ describe('a node with a slow link, on KubeRay (stand-in nodes, real tc rate limi
   });
 
   it("names a node whose link is cut mid-check (its Pod's veth down), keeps the next cluster off it, and trains", async () => {
+    // Node 3's link is slow first (20 Mbit/s: its part of the link test takes tens of seconds),
+    // then cut 10 s after its all-reduce rank is up: the cut lands inside the check, under load too.
+    // Only the cut makes it unresponsive: a slow node would be named with a bandwidth instead.
     kubelet.slowNodes.clear();
+    kubelet.slowNodes.set(SLOW_NODE, '20mbit');
     const spec = { ...threeWorkerSpec(), checks: { ...threeWorkerSpec().checks, allReduceSeconds: 60 } };
     const { worker, taskQueue } = await kuberayWorker();
     const mark = kubelet.started.length;
-    const isWorkerPod = (p: V1Pod) => p.metadata?.labels?.['ray.io/node-type'] === 'worker';
+    const onSlowNode = (p: V1Pod) =>
+      p.metadata?.labels?.['ray.io/node-type'] === 'worker' && p.spec?.nodeName === SLOW_NODE;
     let cut: V1Pod | undefined;
     let done = false;
-    // The first worker Pod whose all-reduce rank is up loses its link, before or during the check.
     const cutter = (async () => {
       while (!cut && !done) {
-        for (const pod of kubelet.started.slice(mark).filter(isWorkerPod))
-          if (await runsAllReduceRank(pod)) {
-            await kubelet.cutLink(pod.metadata?.name ?? '');
-            cut = pod;
-            break;
-          }
+        const pod = kubelet.started.slice(mark).find(onSlowNode);
+        if (pod && (await runsAllReduceRank(pod))) {
+          await sleep(10_000);
+          await kubelet.cutLink(pod.metadata?.name ?? '');
+          cut = pod;
+        }
         await sleep(200);
       }
     })();
@@ -223,8 +227,8 @@ describe('a node with a slow link, on KubeRay (stand-in nodes, real tc rate limi
       return r;
     });
     const errors = result.stages.filter((s) => s.error).map((s) => `${s.stage}#${s.attempt}: ${s.error}`);
-    assert.ok(cut, `no worker Pod ran an all-reduce rank: ${errors.join('\n')}`);
-    const cutNode = cut.spec?.nodeName ?? '';
+    assert.ok(cut, `no worker Pod on ${SLOW_NODE} ran an all-reduce rank: ${errors.join('\n')}`);
+    const cutNode = SLOW_NODE;
     assert.equal(result.outcome, 'succeeded', errors.join('\n'));
     const joinFailure = result.stages.find((s) => s.stage === 'join' && s.error)?.error ?? '';
     assert.match(
@@ -250,5 +254,6 @@ describe('a node with a slow link, on KubeRay (stand-in nodes, real tc rate limi
       [cutNode],
     );
     await backend.nodeLedger().update(() => ({ suspects: [] }));
+    kubelet.slowNodes.clear();
   });
 });
