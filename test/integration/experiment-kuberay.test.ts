@@ -489,7 +489,7 @@ describe('the worker on Kubernetes: deploy/worker rendered by kustomize and appl
       { group: '', resource: 'pods', verb: 'create' },
       { group: '', resource: 'pods', verb: 'delete' },
       { group: '', resource: 'secrets', verb: 'watch' },
-      { group: '', resource: 'configmaps', verb: 'get' },
+      { group: '', resource: 'configmaps', verb: 'delete' },
       { group: 'apps', resource: 'deployments', verb: 'update' },
     ];
     for (const a of more)

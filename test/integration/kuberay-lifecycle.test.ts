@@ -332,8 +332,8 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
         assert.equal(err.permanent, true);
         assert.match(
           err.message,
-          // The token's Secret is the first object a create makes.
-          /cannot create secrets\/denied-a0-ray-auth in namespace ragen-lifecycle; grant verb "create"/,
+          // The node ledger is the first thing a create reads (the suspects it must avoid).
+          /cannot get configmaps\/ragen-orchestrator-node-suspects in namespace ragen-lifecycle; grant verb "get"/,
         );
         assert.match(err.message, /system:serviceaccount:ragen-lifecycle:ragen-restricted/);
         return true;
