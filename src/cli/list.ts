@@ -1,3 +1,4 @@
+import { alignedTable } from './text-table.js';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { OrchestratorConfig } from '../config.js';
 import { SearchAttributes as K } from '../workflows/search-attributes.js';
@@ -67,13 +68,10 @@ const COLUMNS: [keyof ListRow, string][] = [
 
 /** The rows as an aligned text table, a header first. */
 export function listTable(rows: ListRow[]): string {
-  const widths = COLUMNS.map(([key, title]) => Math.max(title.length, ...rows.map((r) => r[key].length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i] ?? 0))
-      .join('  ')
-      .trimEnd();
-  return [line(COLUMNS.map(([, t]) => t)), ...rows.map((r) => line(COLUMNS.map(([k]) => r[k])))].join('\n');
+  return alignedTable(
+    COLUMNS.map(([, title]) => title),
+    rows.map((r) => COLUMNS.map(([key]) => r[key])),
+  );
 }
 
 /** The newest `limit` matches of the query (the server returns newest first). */

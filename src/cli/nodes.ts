@@ -1,5 +1,6 @@
 import type { OrchestratorConfig } from '../config.js';
 import { createBackends } from '../backends/registry.js';
+import { alignedTable } from './text-table.js';
 import { clearSuspects, liveSuspects, type NodeSuspect } from '../domain/node-ledger.js';
 
 /** The backend whose ledger a `nodes` command reads; kuberay needs a configured cluster. */
@@ -13,17 +14,10 @@ function ledgerOf(config: OrchestratorConfig, backend: 'local' | 'kuberay') {
 }
 
 function table(suspects: NodeSuspect[]): string {
-  const rows = suspects.map((s) => [s.node, s.expires, String(s.findings), s.reason, s.workflowId]);
-  const head = ['NODE', 'EXPIRES', 'FINDINGS', 'REASON', 'LAST FOUND BY'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [head, ...rows]
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return alignedTable(
+    ['NODE', 'EXPIRES', 'FINDINGS', 'REASON', 'LAST FOUND BY'],
+    suspects.map((s) => [s.node, s.expires, String(s.findings), s.reason, s.workflowId]),
+  );
 }
 
 /** `nodes`: the live link suspects every new cluster of the namespace avoids. */

@@ -1,3 +1,4 @@
+import { alignedTable } from './text-table.js';
 import type { SweepRow } from '../domain/sweep.js';
 
 /** The ranked table for a terminal: rank, success, outcome, parameters. */
@@ -13,11 +14,5 @@ export function rankedTable(rows: SweepRow[]): string {
       r.workflowId,
     ].map(String),
   );
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
-  const fmt = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i] ?? 0))
-      .join('  ')
-      .trimEnd();
-  return [fmt(header), ...body.map(fmt)].join('\n');
+  return alignedTable(header, body);
 }

@@ -150,18 +150,21 @@ export class KubeApi {
     }
   }
 
-  /** undefined on 404. */
-  async getRayCluster(name: string): Promise<RayClusterObject | undefined> {
+  /** A GET that answers undefined on 404 (the object does not exist). */
+  private async found<T>(action: KubeAction, fn: () => Promise<T>): Promise<T | undefined> {
     try {
-      return (await this.call(
-        this.rc('get', name),
-        () => this.custom.getNamespacedCustomObject({ ...this.rcParams, name }),
-        [404],
-      )) as RayClusterObject;
+      return await this.call(action, fn, [404]);
     } catch (err) {
       if (err instanceof KubeStatusError && err.status === 404) return undefined;
       throw err;
     }
+  }
+
+  /** undefined on 404. */
+  async getRayCluster(name: string): Promise<RayClusterObject | undefined> {
+    return (await this.found(this.rc('get', name), () =>
+      this.custom.getNamespacedCustomObject({ ...this.rcParams, name }),
+    )) as RayClusterObject | undefined;
   }
 
   /** Background propagation (pods go by garbage collection); `found: false` on 404. */
@@ -308,16 +311,9 @@ export class KubeApi {
 
   /** undefined on 404. */
   async getSecret(name: string): Promise<SecretObject | undefined> {
-    try {
-      return (await this.call(
-        this.secretAction('get', name),
-        () => this.core.readNamespacedSecret({ name, namespace: this.namespace }),
-        [404],
-      )) as SecretObject;
-    } catch (err) {
-      if (err instanceof KubeStatusError && err.status === 404) return undefined;
-      throw err;
-    }
+    return (await this.found(this.secretAction('get', name), () =>
+      this.core.readNamespacedSecret({ name, namespace: this.namespace }),
+    )) as SecretObject | undefined;
   }
 
   /** PUT with the read resourceVersion (a concurrent change answers 409 and the caller retries). */
@@ -349,16 +345,9 @@ export class KubeApi {
 
   /** undefined on 404. */
   async getConfigMap(name: string): Promise<ConfigMapObject | undefined> {
-    try {
-      return (await this.call(
-        this.configMapAction('get', name),
-        () => this.core.readNamespacedConfigMap({ name, namespace: this.namespace }),
-        [404],
-      )) as ConfigMapObject;
-    } catch (err) {
-      if (err instanceof KubeStatusError && err.status === 404) return undefined;
-      throw err;
-    }
+    return (await this.found(this.configMapAction('get', name), () =>
+      this.core.readNamespacedConfigMap({ name, namespace: this.namespace }),
+    )) as ConfigMapObject | undefined;
   }
 
   /** Create, or PUT with the read resourceVersion: 409 (a concurrent writer) comes back as KubeStatusError. */
@@ -446,19 +435,14 @@ export class KubeApi {
 
   /** The PVC's phase and access modes (the bound ones when bound), or undefined when it does not exist. */
   async pvc(name: string): Promise<{ phase: string; accessModes: string[] } | undefined> {
-    try {
-      const pvc = await this.call(
-        { verb: 'get', resource: 'persistentvolumeclaims', namespace: this.namespace, name },
-        () => this.core.readNamespacedPersistentVolumeClaim({ name, namespace: this.namespace }),
-        [404],
-      );
-      return {
-        phase: pvc.status?.phase ?? 'Unknown',
-        accessModes: pvc.status?.accessModes ?? pvc.spec?.accessModes ?? [],
-      };
-    } catch (err) {
-      if (err instanceof KubeStatusError && err.status === 404) return undefined;
-      throw err;
-    }
+    const pvc = await this.found(
+      { verb: 'get', resource: 'persistentvolumeclaims', namespace: this.namespace, name },
+      () => this.core.readNamespacedPersistentVolumeClaim({ name, namespace: this.namespace }),
+    );
+    if (!pvc) return undefined;
+    return {
+      phase: pvc.status?.phase ?? 'Unknown',
+      accessModes: pvc.status?.accessModes ?? pvc.spec?.accessModes ?? [],
+    };
   }
 }
