@@ -116,7 +116,7 @@ def _measure_pair(actors: list, a: int, b: int, nbytes: int, timeout_s: float, t
 
 def measure(actors: list, nbytes: int, fraction: float, timeout_s: float, tries: int = 2) -> dict:
     """Measure every pair (both directions, best of `tries`), score the nodes, then measure each
-    suspect again against every other node and keep only those still slow (recheck).
+    suspect again against the fastest healthy nodes (recheck_peers) and keep only those still slow.
 
     A node that does not answer within timeout_s is `unresponsive` and every pair with it counts
     0 GB/s without more calls (its actor is blocked: calls would only queue behind it).

@@ -2,7 +2,7 @@ import type { ClusterHandle, ClusterStatus } from '../../domain/cluster.js';
 import type { ExperimentSpec } from '../../domain/experiment.js';
 import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
 import type { NodeLedgerStore } from '../../domain/node-ledger.js';
-import { NODE_LEDGER_CONFIGMAP } from './node-ledger-configmap.js';
+import { configMapLedgerWhere } from './node-ledger-configmap.js';
 import type { KubeRayBackend, KubeRayBackendConfig } from './kuberay-backend.js';
 
 /**
@@ -61,7 +61,7 @@ export class LazyKubeRayBackend implements ComputeBackend {
   nodeLedger(): NodeLedgerStore {
     const store = () => this.get().then((b) => b.nodeLedger());
     return {
-      where: `ConfigMap ${this.config.namespace}/${NODE_LEDGER_CONFIGMAP}`,
+      where: configMapLedgerWhere(this.config.namespace),
       read: async () => (await store()).read(),
       update: async (change) => (await store()).update(change),
     };

@@ -6,6 +6,11 @@ import { LABELS, MANAGED_BY } from './labels.js';
 export const NODE_LEDGER_CONFIGMAP = 'ragen-orchestrator-node-suspects';
 const KEY = 'suspects.json';
 
+/** Where the ledger of a namespace lives, for messages (also before the client is loaded). */
+export function configMapLedgerWhere(namespace: string): string {
+  return `ConfigMap ${namespace}/${NODE_LEDGER_CONFIGMAP}`;
+}
+
 /**
  * The kuberay backend's node ledger: one ConfigMap of the namespace, so every worker and every run
  * of the namespace shares it and a platform can read it (`kubectl get configmap`). Updates are
@@ -15,7 +20,7 @@ export class NodeLedgerConfigMap implements NodeLedgerStore {
   readonly where: string;
 
   constructor(private readonly api: KubeApi) {
-    this.where = `ConfigMap ${api.namespace}/${NODE_LEDGER_CONFIGMAP}`;
+    this.where = configMapLedgerWhere(api.namespace);
   }
 
   async read(): Promise<NodeLedger> {
