@@ -7,8 +7,8 @@ if every rank has torch, else a numpy ring all-reduce through Ray object refs. P
 placement, starting the actors, importing torch in them), then --timeout-s for the all-reduce itself,
 counted from the moment every actor has answered (a slow image start is no slow network). Exit
 codes: 0 ok; 2 bad arguments; 3 a budget ran out; 4 the reduced values were wrong; 5 a node's links are
-under --node-floor-fraction of the median node's (node_links.py: measured once the actors run, also
-after a failed all-reduce, so a failure names its node); 1 anything else.
+under --node-floor-fraction of the median node's (node_links.py on a fresh actor per node: measured
+after the all-reduce, also after a failed one, so a failure names its node); 1 anything else.
 """
 
 from __future__ import annotations
@@ -45,11 +45,13 @@ def parse_args(argv):
     p.add_argument("--node-floor-fraction", type=float, default=0.5,
                    help="a node whose best link is under this fraction of the median node's is suspect")
     p.add_argument("--links-timeout-s", type=float, default=15.0, help="per call of the link test: a node slower is unresponsive")
-    # Test hook (stand-in for a degraded NIC): this rank's fetches take 0.3 s longer.
+    p.add_argument("--links-start-timeout-s", type=float, default=30.0,
+                   help="for the link test's fresh actor on each node to answer: a node slower is unresponsive")
+    # Test hook (stand-in for a degraded NIC): the link test's fetches on this rank's node take 0.3 s longer.
     p.add_argument("--simulate-slow-rank", type=int, default=None, help=argparse.SUPPRESS)
     # Test hook: make one rank hang, to prove the timeout turns a hang into exit 3.
     p.add_argument("--simulate-stall-rank", type=int, default=None, help=argparse.SUPPRESS)
-    # Test hook: one rank's process exits mid all-reduce, to prove a node that drops off is named.
+    # Test hook: one rank's node drops off mid all-reduce (its raylet killed), to prove it is named.
     p.add_argument("--simulate-die-rank", type=int, default=None, help=argparse.SUPPRESS)
     # Test hook: every actor takes this long to start (a slow torch import), to prove it is not
     # counted in --timeout-s.
@@ -144,7 +146,6 @@ def run(args) -> tuple[int, dict]:
         groups = placement.create_placement_groups(nnodes, args.gpus_per_node, args.cpus_per_rank, max(0.0, deadline - time.monotonic()))
         opts = placement.slot_options(groups, args.gpus_per_node, args.cpus_per_rank)
         ranks = [AllReduceRank.options(**o).remote(r, n, elements, stall=(r == args.simulate_stall_rank),
-                                                   slow_pull_s=0.3 if r == args.simulate_slow_rank else 0.0,
                                                    die=(r == args.simulate_die_rank))
                  for r, o in enumerate(opts)]
         probe_refs = [r.probe.remote(args.simulate_start_s) for r in ranks]
@@ -186,17 +187,18 @@ def run(args) -> tuple[int, dict]:
         if mismatches:
             result["reason"] = f"all-reduce result is wrong: {mismatches} element(s) differ from the exact sum"
             return EXIT_WRONG, result
-        if _diagnose_nodes(args, result, ranks, probes):
+        if _diagnose_nodes(args, result, probes):
             return EXIT_SLOW_NODE, result
         result["ok"] = True
         return EXIT_OK, result
-    except ray.exceptions.RayActorError as err:
+    except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as err:
         if in_setup:
             raise
-        # A rank's actor died mid all-reduce: its process or its node is gone. The link test names
-        # which node no longer answers (a dead actor fails every call at once).
+        # A rank's actor, or the chunk it owned, died mid all-reduce: its process or its node is
+        # gone. The link test, on fresh actors, names a node that no longer answers (a lost process
+        # alone names none).
         result["reason"] = f"a rank's actor died during the all-reduce (its process or node is gone): {type(err).__name__}"
-        _diagnose_nodes(args, result, ranks, probes)
+        _diagnose_nodes(args, result, probes)
         return EXIT_FAILED, result
     except (PreflightTimeout, placement.ResourceError) as err:
         if isinstance(err, placement.ResourceError):
@@ -207,7 +209,7 @@ def run(args) -> tuple[int, dict]:
             prefix = f"all-reduce did not finish within {args.timeout_s:g} s of the actors' start: "
         result["reason"] = prefix + str(err)
         if not in_setup:
-            _diagnose_nodes(args, result, ranks, probes)  # names the node behind the timeout
+            _diagnose_nodes(args, result, probes)  # names the node behind the timeout
         return EXIT_TIMEOUT, result
     finally:
         if ray.is_initialized():
@@ -215,17 +217,19 @@ def run(args) -> tuple[int, dict]:
             ray.shutdown()
 
 
-def _diagnose_nodes(args, result: dict, ranks: list, probes: list[dict]) -> bool:
-    """The per-node link test (node_links.py) into result["links"]; True when it found suspects,
-    whose names and numbers then lead result["reason"]."""
-    from . import node_links
+def _diagnose_nodes(args, result: dict, probes: list[dict]) -> bool:
+    """The per-node link test (node_links.py, on a fresh actor per node: link_end.py) into
+    result["links"]; True when it found suspects, whose names and numbers then lead result["reason"]."""
+    from . import link_end, node_links
 
     nodes = result["nodes"]
     if args.links_mb <= 0 or len(nodes) < 2:
         return False
     first_rank = [next(p["rank"] for p in probes if p["node_id"] == node) for node in nodes]
-    links = node_links.measure([ranks[r] for r in first_rank], int(args.links_mb * 1024 * 1024),
-                               args.node_floor_fraction, args.links_timeout_s)
+    slow = next((nodes.index(p["node_id"]) for p in probes if p["rank"] == args.simulate_slow_rank), None)
+    ends, silent = link_end.start(nodes, args.links_start_timeout_s, slow_index=slow)
+    links = node_links.measure(ends, int(args.links_mb * 1024 * 1024), args.node_floor_fraction,
+                               args.links_timeout_s, silent=silent)
     ip_of = {p["node_id"]: p["node_ip"] for p in probes}
     name_of = {p["node_id"]: p.get("node_name") for p in probes}
     links["nodes"] = [{"node_id": node, "node_ip": ip_of[node], "node_name": name_of[node], "rank": first_rank[i],
@@ -237,7 +241,8 @@ def _diagnose_nodes(args, result: dict, ranks: list, probes: list[dict]) -> bool
         return False
     named = "; ".join(
         f"node {s['node_name']} ({s['node_ip']}, {s['node_id'][:12]}, rank {s['rank']}): "
-        + ("did not answer within %gs or its actor died" % args.links_timeout_s if nodes.index(s["node_id"]) in links["unresponsive"]
+        + ("did not answer (its link-test actor did not start within %gs, a fetch took over %gs, or it died)"
+           % (args.links_start_timeout_s, args.links_timeout_s) if nodes.index(s["node_id"]) in links["unresponsive"]
            else f"best link {s['best_gbps']:.4g} GB/s")
         for s in links["suspects"])
     verdict = (f"slow node(s): {named}; the median node's best link is {links['median_gbps']:.4g} GB/s, "

@@ -5,12 +5,13 @@ Buffers hold small integers in float32, so the reduced sum is exact and can be c
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 
 import numpy as np
 import ray
+
+from .link_end import kill_own_node, node_name
 
 
 def rank_values(rank: int, n_elements: int, iteration: int) -> np.ndarray:
@@ -27,21 +28,12 @@ def chunk_bounds(n_elements: int, world_size: int) -> list[tuple[int, int]]:
     return [(int(edges[i]), int(edges[i + 1])) for i in range(world_size)]
 
 
-# The machine a node runs on, as the platform names it: set by the orchestrator (KubeRay: the Pod's
-# spec.nodeName; local: the node's slot), else the host name. Suspects are recorded under it.
-NODE_NAME_ENV = "RAGEN_ORCH_NODE_NAME"
-STANDIN_SLOW_PULL_ENV = "RAGEN_ORCH_STANDIN_SLOW_PULL_S"
-
 
 @ray.remote
 class AllReduceRank:
-    def __init__(self, rank: int, world_size: int, n_elements: int, stall: bool = False, slow_pull_s: float = 0.0,
-                 die: bool = False):
-        self.stall = stall  # test hook only: this rank never finishes its first chunk
-        self.die = die  # test hook only: this rank's process exits at its first chunk (a node dropping off)
-        # Test hooks only: this rank's fetches take this much longer (a degraded NIC's stand-in), by
-        # argument or from the node's environment (a local node the orchestrator's tests mark slow).
-        self.slow_pull_s = slow_pull_s or float(os.environ.get(STANDIN_SLOW_PULL_ENV, "0") or 0)
+    def __init__(self, rank: int, world_size: int, n_elements: int, stall: bool = False, die: bool = False):
+        self.stall = stall  # test hook only: this rank never finishes its first chunk (a hung process)
+        self.die = die  # test hook only: this rank's node drops off at its first chunk (its raylet killed)
         self.rank, self.world_size, self.n = rank, world_size, n_elements
         self.bounds = chunk_bounds(n_elements, world_size)
         self.buf = np.zeros(n_elements, dtype=np.float32)
@@ -52,7 +44,7 @@ class AllReduceRank:
             time.sleep(simulate_start_s)  # test hook: a slow start (torch import on a cold image)
         ctx = ray.get_runtime_context()
         info = {"rank": self.rank, "node_id": ctx.get_node_id(), "node_ip": ray.util.get_node_ip_address(),
-                "node_name": os.environ.get(NODE_NAME_ENV) or socket.gethostname(),
+                "node_name": node_name(),
                 "gpu_ids": [str(g) for g in ray.get_gpu_ids()], "torch": False, "cuda": False}
         try:
             import torch  # optional: only the torch.distributed paths need it
@@ -62,19 +54,6 @@ class AllReduceRank:
         except Exception:
             pass
         return info
-
-    # --- per-node links (node_links.py): an object made here, fetched and timed by a peer ---------
-    def blob(self, nbytes: int) -> np.ndarray:
-        return np.full(max(1, nbytes // 4), self.rank, dtype=np.float32)
-
-    def pull(self, refs: list) -> float:
-        started = time.perf_counter()
-        data = ray.get(refs[0])
-        if self.slow_pull_s:
-            time.sleep(self.slow_pull_s)  # stand-in for a degraded NIC (tests only): slow fetches
-        seconds = time.perf_counter() - started
-        del data
-        return seconds
 
     def free_port(self) -> int:
         with socket.socket() as s:
@@ -95,7 +74,7 @@ class AllReduceRank:
         if self.stall:
             time.sleep(3600)
         if self.die:
-            os._exit(1)
+            kill_own_node()
         lo, hi = self.bounds[index]
         self.buf[lo:hi] += data
         return True

@@ -1,6 +1,6 @@
 """Per-node link diagnosis: which node of a cluster is slow, not only that the cluster is.
 
-One actor per node (the first rank placed there) pulls an object from a peer's object store, both
+One fresh actor per node (link_end.py) pulls an object from a peer's object store, both
 ways, for each pair of a circulant pairing: node i with i+1, i+2, i+4, ... (mod n), so at most
 n * ceil(log2 n) pairs and every node has two or more distinct peers once n >= 3. A pair's
 bandwidth is its slower direction; a node's is its best pair (a healthy node has a healthy peer);
@@ -45,16 +45,27 @@ def score(nodes: int, pair_gbps: dict[tuple[int, int], float], fraction: float) 
 
 
 class _Stuck(Exception):
-    def __init__(self, node: int):
-        self.node = node
+    def __init__(self, node: int | None):
+        self.node = node  # None: the fetch hung, yet both ends still answer the driver
+
+
+def _silent_end(actors: list, ends: tuple[int, int], timeout_s: float) -> int | None:
+    """Of a pair whose fetch hung, the end that no longer answers the driver (a node cut off hangs
+    its peer's fetch too, so the hang alone does not say which end it is); None if both answer.
+    The actors are threaded: a ping is answered beside a hung fetch."""
+    import ray
+
+    pings = [actors[i].ping.remote() for i in ends]
+    ready, _ = ray.wait(pings, num_returns=len(pings), timeout=timeout_s)
+    return next((i for i, ping in zip(ends, pings) if ping not in ready), None)
 
 
 def _pull_seconds(actors: list, receiver: int, sender: int, nbytes: int, timeout_s: float) -> float:
     """Seconds for `receiver` to fetch a fresh `nbytes` object from `sender`'s node.
 
     Raises _Stuck naming the node that did not answer within timeout_s, or whose actor died: the
-    sender when it could not even make the object or its object could not be fetched, else the
-    receiver.
+    sender when it could not even make the object or its object could not be fetched; when the
+    fetch hangs, whichever end no longer answers a ping (or none).
     """
     import ray
 
@@ -65,7 +76,7 @@ def _pull_seconds(actors: list, receiver: int, sender: int, nbytes: int, timeout
     pulled = actors[receiver].pull.remote([ref])  # in a list: the actor fetches (and times) it itself
     ready, _ = ray.wait([pulled], timeout=timeout_s)
     if not ready:
-        raise _Stuck(receiver)
+        raise _Stuck(_silent_end(actors, (sender, receiver), timeout_s))
     try:
         return ray.get(pulled)
     except ray.exceptions.RayTaskError:
@@ -108,21 +119,26 @@ def _measure_pair(actors: list, a: int, b: int, nbytes: int, timeout_s: float, t
             latency = _pull_seconds(actors, receiver, sender, LATENCY_BYTES, timeout_s)
             direction.update(gbps=round(nbytes / best / 1e9, 6), latency_ms=round(latency * 1000, 3))
         except _Stuck as err:
-            stuck.add(err.node)
-            direction["unresponsive"] = err.node
+            if err.node is None:
+                direction["timed_out"] = True  # counts 0 GB/s: the node with no good pair is suspect
+            else:
+                stuck.add(err.node)
+                direction["unresponsive"] = err.node
         directions.append(direction)
     return {"nodes": [a, b], "gbps": min(d["gbps"] for d in directions), "directions": directions}
 
 
-def measure(actors: list, nbytes: int, fraction: float, timeout_s: float, tries: int = 2) -> dict:
+def measure(actors: list, nbytes: int, fraction: float, timeout_s: float, tries: int = 2,
+            silent: set[int] = frozenset()) -> dict:
     """Measure every pair (both directions, best of `tries`), score the nodes, then measure each
     suspect again against the fastest healthy nodes (recheck_peers) and keep only those still slow.
 
-    A node that does not answer within timeout_s is `unresponsive` and every pair with it counts
-    0 GB/s without more calls (its actor is blocked: calls would only queue behind it).
+    A node in `silent` (its actor never answered) or that does not answer a call within timeout_s is
+    `unresponsive` and every pair with it counts 0 GB/s without more calls (calls would only queue
+    behind the blocked one).
     """
     n = len(actors)
-    stuck: set[int] = set()
+    stuck: set[int] = set(silent)
     started = time.monotonic()
     pairs = [_measure_pair(actors, a, b, nbytes, timeout_s, tries, stuck) for a, b in pairs_of(n)]
     pair_gbps = {tuple(p["nodes"]): p["gbps"] for p in pairs}

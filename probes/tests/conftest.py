@@ -46,14 +46,24 @@ def ray_cluster(ray_test_cluster):
 
 @pytest.fixture
 def four_gpu_nodes(ray_test_cluster):
-    """The session cluster with two more 1-GPU nodes for one test (removed after it)."""
-    added = [ray_test_cluster.add_node(num_cpus=1, num_gpus=1, node_ip_address=NODE_IP) for _ in range(2)]
+    """The session cluster with two more 1-GPU nodes for one test (removed after it). A node the
+    test killed (its raylet gone) is removed too and, if it was one of the session's, replaced."""
+    cluster = ray_test_cluster
+    added = [cluster.add_node(num_cpus=1, num_gpus=1, node_ip_address=NODE_IP) for _ in range(2)]
     try:
-        ray_test_cluster.wait_for_nodes()
-        yield ray_test_cluster.address
+        cluster.wait_for_nodes()
+        yield cluster.address
     finally:
-        for node in added:
-            ray_test_cluster.remove_node(node)
+        lost = [n for n in cluster.worker_nodes if n not in added and _raylet_dead(n)]
+        for node in added + lost:
+            cluster.remove_node(node)
+        for _ in lost:
+            cluster.add_node(num_cpus=1, num_gpus=1, node_ip_address=NODE_IP)
+        cluster.wait_for_nodes(timeout=120)  # a killed node counts as live until Ray's health check fails it
+
+
+def _raylet_dead(node) -> bool:
+    return node.all_processes["raylet"][0].process.poll() is not None
 
 
 def run_probe(module: str, args: list[str], timeout: float = 180) -> subprocess.CompletedProcess:

@@ -38,9 +38,10 @@ def test_a_hanging_rank_becomes_exit_3_with_its_rank(ray_cluster, tmp_path):
     assert proc.returncode == 3 and time.monotonic() - started < 60
     res = result_of(proc)
     assert res["reason"].startswith("all-reduce did not finish within 8 s of the actors' start: ranks [1] did not report"), res["reason"]
-    # The link test after the timeout names the node behind it (its actor never answers).
-    assert [s["rank"] for s in res["links"]["suspects"]] == [1] and res["links"]["unresponsive"] == [1]
-    assert "slow node(s): node " in res["reason"] and "rank 1): did not answer within 5s or its actor died" in res["reason"]
+    # A hung process is not a bad node: the link test runs on fresh actors, so rank 1's node (and
+    # rank 0's, whose rank waits on rank 1) answers it and neither is named.
+    assert res["links"]["unresponsive"] == [] and res["links"]["suspects"] == [], res["links"]
+    assert "slow node(s)" not in res["reason"]
 
 
 def test_the_budget_counts_from_the_actors_start(ray_cluster, tmp_path):

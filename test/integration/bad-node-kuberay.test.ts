@@ -93,6 +93,15 @@ async function kuberayWorker() {
   return { worker, taskQueue };
 }
 
+/** Whether one of the Pod's processes is an all-reduce rank actor (Ray titles it `ray::AllReduceRank...`). */
+async function runsAllReduceRank(pod: V1Pod): Promise<boolean> {
+  for (const pid of await kubelet.podProcesses(pod.metadata?.name ?? '')) {
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes('AllReduceRank')) return true;
+  }
+  return false;
+}
+
 describe('a node with a slow link, on KubeRay (stand-in nodes, real tc rate limit)', () => {
   it('names the slow node, records it in the ConfigMap, keeps the next cluster off it, trains, and `nodes --backend kuberay` clears it', async () => {
     const spec = threeWorkerSpec();
@@ -181,5 +190,70 @@ describe('a node with a slow link, on KubeRay (stand-in nodes, real tc rate limi
     assert.match((await cli()).stdout, new RegExp(`^${SLOW_NODE} +\\S+ +1 +best link`, 'm'));
     assert.match((await cli('clear', '--all')).stdout, new RegExp(`cleared from .*: ${SLOW_NODE}`));
     assert.match((await cli()).stdout, /no link suspects/);
+  });
+
+  it("names a node whose link is cut mid-check (its Pod's veth down), keeps the next cluster off it, and trains", async () => {
+    // Node 3's link is slow first (20 Mbit/s: its part of the link test takes tens of seconds),
+    // then cut 10 s after its all-reduce rank is up: the cut lands inside the check, under load too.
+    // Only the cut makes it unresponsive: a slow node would be named with a bandwidth instead.
+    kubelet.slowNodes.clear();
+    kubelet.slowNodes.set(SLOW_NODE, '20mbit');
+    const spec = { ...threeWorkerSpec(), checks: { ...threeWorkerSpec().checks, allReduceSeconds: 60 } };
+    const { worker, taskQueue } = await kuberayWorker();
+    const mark = kubelet.started.length;
+    const onSlowNode = (p: V1Pod) =>
+      p.metadata?.labels?.['ray.io/node-type'] === 'worker' && p.spec?.nodeName === SLOW_NODE;
+    let cut: V1Pod | undefined;
+    let done = false;
+    const cutter = (async () => {
+      while (!cut && !done) {
+        const pod = kubelet.started.slice(mark).find(onSlowNode);
+        if (pod && (await runsAllReduceRank(pod))) {
+          await sleep(10_000);
+          await kubelet.cutLink(pod.metadata?.name ?? '');
+          cut = pod;
+        }
+        await sleep(200);
+      }
+    })();
+    const result = await worker.runUntil(async () => {
+      const r = await env.client.workflow.execute<typeof experiment>('experiment', {
+        taskQueue,
+        workflowId: uniqueId('cut-link-wf'),
+        args: [testInput(spec)],
+      });
+      done = true;
+      await cutter;
+      return r;
+    });
+    const errors = result.stages.filter((s) => s.error).map((s) => `${s.stage}#${s.attempt}: ${s.error}`);
+    assert.ok(cut, `no worker Pod on ${SLOW_NODE} ran an all-reduce rank: ${errors.join('\n')}`);
+    const cutNode = SLOW_NODE;
+    assert.equal(result.outcome, 'succeeded', errors.join('\n'));
+    const joinFailure = result.stages.find((s) => s.stage === 'join' && s.error)?.error ?? '';
+    assert.match(
+      joinFailure,
+      new RegExp(`node ${cutNode} \\([^)]*\\): did not answer \\(its link-test actor`),
+      errors.join('\n'),
+    );
+    console.log(`# cut link named: ${joinFailure.slice(0, 300)}`);
+    const clusters = [
+      ...new Set(kubelet.started.slice(mark).map((p) => p.metadata?.labels?.['ray.io/cluster'] ?? '')),
+    ];
+    assert.equal(clusters.length, 2, clusters.join(', '));
+    const second = kubelet.started
+      .slice(mark)
+      .filter((p) => p.metadata?.labels?.['ray.io/cluster'] === clusters[1]);
+    assert.ok(
+      !second.some((p) => p.spec?.nodeName === cutNode),
+      second.map((p) => p.spec?.nodeName).join(', '),
+    );
+    assert.equal(result.training.finalStep, 20);
+    assert.deepEqual(
+      liveSuspects(await backend.nodeLedger().read(), new Date()).map((s) => s.node),
+      [cutNode],
+    );
+    await backend.nodeLedger().update(() => ({ suspects: [] }));
+    kubelet.slowNodes.clear();
   });
 });

@@ -235,6 +235,16 @@ export class KubeletStandIn {
     return [];
   }
 
+  /**
+   * A node dropping off the network, for real: the bridge's end of the Pod's veth goes down, so
+   * nothing reaches the Pod or leaves it (its processes keep running, as on a host whose NIC died).
+   */
+  async cutLink(podName: string): Promise<void> {
+    for (const runner of this.runners.values())
+      if (runner.pod.metadata?.name === podName && runner.net) return this.networks.cutLink(runner.net);
+    throw new Error(`stand-in kubelet: no running Pod ${podName}`);
+  }
+
   private onPod(type: string, pod: V1Pod): void {
     const uid = pod.metadata?.uid ?? '';
     debug(

@@ -103,6 +103,11 @@ export class PodNetworks {
     await run('ip', ['netns', 'exec', net.netns, 'tc', ...tbf, 'eth0', ...shape]);
   }
 
+  /** The link cut: the bridge's end of the veth down (the Pod's end stays up, as a dead switch port). */
+  async cutLink(net: PodNetwork): Promise<void> {
+    await ip('link', 'set', net.hostVeth, 'down');
+  }
+
   /** Rewritten in place (same inode): a running container's bind-mounted /etc/hosts sees it. */
   async writeHosts(netns: string, content: string): Promise<void> {
     await writeFile(join('/etc/netns', netns, 'hosts'), content);
