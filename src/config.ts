@@ -21,6 +21,8 @@ const ConfigSchema = z.object({
   RAGEN_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(2000),
   /** How long a node the link test names stays in the node ledger (avoided by every new cluster). */
   RAGEN_NODE_SUSPECT_HOURS: z.coerce.number().positive().default(24),
+  /** kuberay: label link-suspect Nodes `ragen-orchestrator.io/link-suspect` (needs deploy/worker/node-labels-rbac.yaml). */
+  RAGEN_LABEL_SUSPECT_NODES: z.enum(['0', '1']).default('0'),
   /** A training checkpoint is signalled to the workflow (history) at most this often; 0: every one. */
   RAGEN_CHECKPOINT_SIGNAL_SECONDS: z.coerce.number().int().nonnegative().default(600),
   /** Worker log level (JSON lines); the CLI shows WARN and above unless set. */

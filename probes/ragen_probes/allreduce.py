@@ -157,6 +157,10 @@ def run(args) -> tuple[int, dict]:
         deadline = time.monotonic() + args.timeout_s
         result["ranks"] = [{"rank": p["rank"], "node_id": p["node_id"], "node_ip": p["node_ip"], "gpu_ids": p["gpu_ids"]} for p in probes]
         result["nodes"] = list(dict.fromkeys(p["node_id"] for p in probes))
+        # Per node, where the image has nvidia-smi (gpu_health.py): the manifest keeps it.
+        health = {p["node_id"]: p["gpu_health"] for p in probes if p.get("gpu_health") is not None}
+        if health:
+            result["gpu_health"] = health
         path = result["path"] = choose_path(args.backend, probes)
         print(f"allreduce path: {path}", flush=True)
 

@@ -11,6 +11,7 @@ import time
 import numpy as np
 import ray
 
+from . import gpu_health
 from .link_end import kill_own_node, node_name
 
 
@@ -45,7 +46,8 @@ class AllReduceRank:
         ctx = ray.get_runtime_context()
         info = {"rank": self.rank, "node_id": ctx.get_node_id(), "node_ip": ray.util.get_node_ip_address(),
                 "node_name": node_name(),
-                "gpu_ids": [str(g) for g in ray.get_gpu_ids()], "torch": False, "cuda": False}
+                "gpu_ids": [str(g) for g in ray.get_gpu_ids()], "torch": False, "cuda": False,
+                "gpu_health": gpu_health.nvidia_smi()}
         try:
             import torch  # optional: only the torch.distributed paths need it
 

@@ -29,6 +29,7 @@ export function createBackends(
             python: 'python',
             logger,
             retry,
+            labelSuspectNodes: config.RAGEN_LABEL_SUSPECT_NODES === '1',
           }),
         }
       : {}),

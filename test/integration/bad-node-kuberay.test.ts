@@ -8,7 +8,12 @@ import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/index.js';
-import type { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
+import { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
+import {
+  LINK_SUSPECT_LABEL,
+  LINK_SUSPECT_REASON_ANNOTATION,
+  LINK_SUSPECT_UNTIL_ANNOTATION,
+} from '../../src/backends/kuberay/node-labels.js';
 import { NODE_LEDGER_CONFIGMAP } from '../../src/backends/kuberay/node-ledger-configmap.js';
 import { AVOIDED_NODES_ANNOTATION } from '../../src/backends/kuberay/raycluster.js';
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
@@ -58,7 +63,8 @@ before(async () => {
   env = await devServerEnv();
   registry = await startRegistry();
   image = await pushSokobanImage(registry);
-  backend = adminBackend(kube);
+  // Node labels on (RAGEN_LABEL_SUSPECT_NODES=1): the admin identity may patch Nodes.
+  backend = new KubeRayBackend({ ...adminBackend(kube).config, labelSuspectNodes: true });
 });
 after(async () => {
   backend?.close();
@@ -178,6 +184,22 @@ describe('a node with a slow link, on KubeRay (stand-in nodes, real tc rate limi
     // The second RayCluster named what it avoided; the first avoided nothing.
     assert.equal(annotations.get(clusters[0]!)?.[AVOIDED_NODES_ANNOTATION], undefined);
     assert.equal(annotations.get(clusters[1]!)?.[AVOIDED_NODES_ANNOTATION], SLOW_NODE);
+    // The platform's copy: the suspect's Node is labelled (reason and expiry annotated), no other.
+    const core = kube.admin.makeApiClient(CoreV1Api);
+    const labelled = await core.listNode({ labelSelector: LINK_SUSPECT_LABEL });
+    assert.deepEqual(
+      labelled.items.map((n) => n.metadata?.name),
+      [SLOW_NODE],
+    );
+    const [ledgerEntry] = liveSuspects(await backend.nodeLedger().read(), new Date());
+    assert.equal(
+      labelled.items[0]!.metadata?.annotations?.[LINK_SUSPECT_UNTIL_ANNOTATION],
+      ledgerEntry!.expires,
+    );
+    assert.match(
+      labelled.items[0]!.metadata?.annotations?.[LINK_SUSPECT_REASON_ANNOTATION] ?? '',
+      /^best link /,
+    );
 
     const cli = (...args: string[]) =>
       run('npx', ['tsx', 'src/cli.ts', 'nodes', ...args, '--backend', 'kuberay'], {
@@ -185,11 +207,18 @@ describe('a node with a slow link, on KubeRay (stand-in nodes, real tc rate limi
           ...process.env,
           RAGEN_KUBECONFIG: kube.adminKubeconfig,
           RAGEN_KUBERAY_NAMESPACE: kube.namespace,
+          RAGEN_LABEL_SUSPECT_NODES: '1',
         },
       });
     assert.match((await cli()).stdout, new RegExp(`^${SLOW_NODE} +\\S+ +1 +best link`, 'm'));
     assert.match((await cli('clear', '--all')).stdout, new RegExp(`cleared from .*: ${SLOW_NODE}`));
     assert.match((await cli()).stdout, /no link suspects/);
+    // Cleared from the ledger, unlabelled on the Node.
+    assert.deepEqual((await core.listNode({ labelSelector: LINK_SUSPECT_LABEL })).items, []);
+    assert.equal(
+      (await core.readNode({ name: SLOW_NODE })).metadata?.annotations?.[LINK_SUSPECT_UNTIL_ANNOTATION],
+      undefined,
+    );
   });
 
   it("names a node whose link is cut mid-check (its Pod's veth down), keeps the next cluster off it, and trains", async () => {

@@ -5,7 +5,9 @@ import {
   AuthorizationV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  PatchStrategy,
   Watch,
+  setHeaderOptions,
 } from '@kubernetes/client-node';
 import { transient } from '../../errors/domain-error.js';
 import {
@@ -431,6 +433,28 @@ export class KubeApi {
       gpus += Number(node.status?.allocatable?.['nvidia.com/gpu'] ?? 0);
     }
     return { gpus, nodes };
+  }
+
+  /** Names of the Nodes that carry a label (a label selector). */
+  async nodeNames(labelSelector: string): Promise<string[]> {
+    const list = await this.call({ verb: 'list', resource: 'nodes' }, () =>
+      this.core.listNode({ labelSelector }),
+    );
+    return list.items.map((n) => n.metadata?.name ?? '').filter(Boolean);
+  }
+
+  /** Merge-patch a Node's labels and annotations (null removes a key); false when no such Node. */
+  async patchNodeMetadata(
+    name: string,
+    metadata: { labels: Record<string, string | null>; annotations: Record<string, string | null> },
+  ): Promise<boolean> {
+    const patched = await this.found({ verb: 'patch', resource: 'nodes', name }, () =>
+      this.core.patchNode(
+        { name, body: { metadata } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    );
+    return patched !== undefined;
   }
 
   /** The PVC's phase and access modes (the bound ones when bound), or undefined when it does not exist. */

@@ -4,6 +4,7 @@ import type { RetryOptions } from '../../errors/retry-transient.js';
 import { isDomainError, permanent, transient } from '../../errors/domain-error.js';
 import { liveSuspects, type NodeLedgerStore } from '../../domain/node-ledger.js';
 import { NodeLedgerConfigMap } from './node-ledger-configmap.js';
+import { syncSuspectLabels } from './node-labels.js';
 import { ErrorTypes, TransientErrorTypes } from '../../domain/error-types.js';
 import type { ExperimentSpec } from '../../domain/experiment.js';
 import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
@@ -50,6 +51,8 @@ export interface KubeRayBackendConfig {
   logger?: BackendLogger;
   /** In-place retries of transient Kubernetes API failures (the worker's heartbeat while waiting); default none. */
   retry?: Partial<RetryOptions>;
+  /** Label the node ledger's live suspects' Nodes for the platform (node-labels.ts; needs a ClusterRole). */
+  labelSuspectNodes?: boolean;
 }
 
 /** How often, at most, a joining cluster's probe events are listed (KubeRay probes every 5 s). */
@@ -107,16 +110,19 @@ export class KubeRayBackend implements ComputeBackend {
   }
 
   preflight(spec: ExperimentSpec): Promise<PreflightCheck[]> {
-    return kuberayPreflight(this.api, spec);
+    return kuberayPreflight(this.api, spec, this.config.labelSuspectNodes);
   }
 
   nodeLedger(): NodeLedgerStore {
-    return new NodeLedgerConfigMap(this.api);
+    return new NodeLedgerConfigMap(this.api, this.config.labelSuspectNodes);
   }
 
   async createCluster({ name, spec, owner }: CreateClusterRequest): Promise<ClusterHandle> {
     // Pods that cannot avoid the suspects stay Pending (the scheduler says why): the join deadline bounds the wait.
-    const avoidNodes = liveSuspects(await this.nodeLedger().read(), new Date()).map((s) => s.node);
+    const live = liveSuspects(await this.nodeLedger().read(), new Date());
+    // Expired entries lose their Node label here: the ledger is written only on findings and clears.
+    if (this.config.labelSuspectNodes) await syncSuspectLabels(this.api, live);
+    const avoidNodes = live.map((s) => s.node);
     let body: RayClusterObject;
     try {
       body = buildRayCluster({ name, namespace: this.config.namespace, spec, owner, avoidNodes });

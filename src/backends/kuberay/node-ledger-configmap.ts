@@ -1,7 +1,13 @@
-import { type NodeLedger, type NodeLedgerStore, parseLedger } from '../../domain/node-ledger.js';
+import {
+  type NodeLedger,
+  type NodeLedgerStore,
+  liveSuspects,
+  parseLedger,
+} from '../../domain/node-ledger.js';
 import type { KubeApi } from './kube-api.js';
 import { KubeStatusError } from './kube-errors.js';
 import { LABELS, MANAGED_BY } from './labels.js';
+import { syncSuspectLabels } from './node-labels.js';
 
 export const NODE_LEDGER_CONFIGMAP = 'ragen-orchestrator-node-suspects';
 const KEY = 'suspects.json';
@@ -15,11 +21,15 @@ export function configMapLedgerWhere(namespace: string): string {
  * The kuberay backend's node ledger: one ConfigMap of the namespace, so every worker and every run
  * of the namespace shares it and a platform can read it (`kubectl get configmap`). Updates are
  * read-modify-write with the resourceVersion; a concurrent writer's 409 is retried on fresh data.
+ * With `labelNodes`, each write also labels the live suspects' Nodes for the platform (node-labels.ts).
  */
 export class NodeLedgerConfigMap implements NodeLedgerStore {
   readonly where: string;
 
-  constructor(private readonly api: KubeApi) {
+  constructor(
+    private readonly api: KubeApi,
+    private readonly labelNodes = false,
+  ) {
     this.where = configMapLedgerWhere(api.namespace);
   }
 
@@ -40,6 +50,7 @@ export class NodeLedgerConfigMap implements NodeLedgerStore {
           },
           data: { [KEY]: `${JSON.stringify(next, null, 2)}\n` },
         });
+        if (this.labelNodes) await syncSuspectLabels(this.api, liveSuspects(next, new Date()));
         return next;
       } catch (err) {
         if (!(err instanceof KubeStatusError && err.status === 409) || attempt >= 5) throw err;

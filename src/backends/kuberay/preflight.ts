@@ -3,6 +3,7 @@ import { type ExperimentSpec, workerGpus } from '../../domain/experiment.js';
 import type { PreflightCheck } from '../backend.js';
 import type { KubeApi } from './kube-api.js';
 import { KUBERAY_PERMISSIONS } from './permissions.js';
+import { LINK_SUSPECT_LABEL } from './node-labels.js';
 
 /** The namespaced permissions of the lifecycle (the PVC has its own check below). */
 const NEEDED = KUBERAY_PERMISSIONS.filter((p) => !p.cluster && p.resource !== 'persistentvolumeclaims');
@@ -13,7 +14,11 @@ const NEEDED = KUBERAY_PERMISSIONS.filter((p) => !p.cluster && p.resource !== 'p
  * request (a shortfall refuses or warns, per spec.kuberay.gpuCapacity); the storage PVC exists.
  * Creates nothing.
  */
-export async function kuberayPreflight(api: KubeApi, spec: ExperimentSpec): Promise<PreflightCheck[]> {
+export async function kuberayPreflight(
+  api: KubeApi,
+  spec: ExperimentSpec,
+  labelNodes = false,
+): Promise<PreflightCheck[]> {
   const checks: PreflightCheck[] = [];
   const crd = await api.rayClusterCrd();
   checks.push({ name: 'kuberay-crd', ok: crd.installed, detail: crd.detail });
@@ -59,6 +64,8 @@ export async function kuberayPreflight(api: KubeApi, spec: ExperimentSpec): Prom
     });
   }
 
+  if (labelNodes) checks.push(await nodeLabelCheck(api));
+
   const pvc = spec.kuberay?.storage.pvc ?? '';
   let found: Awaited<ReturnType<KubeApi['pvc']>>;
   try {
@@ -102,5 +109,18 @@ export function storageCheck(
     name: 'kuberay-storage-pvc',
     ok: true,
     detail: `PersistentVolumeClaim ${pvc} exists (phase ${found.phase}, access modes [${modes}])`,
+  };
+}
+
+/** RAGEN_LABEL_SUSPECT_NODES=1 (node-labels.ts): the identity may list and patch Nodes. */
+async function nodeLabelCheck(api: KubeApi): Promise<PreflightCheck> {
+  const denied: string[] = [];
+  for (const verb of ['list', 'patch']) if (!(await api.canI(verb, 'nodes', '')).allowed) denied.push(verb);
+  return {
+    name: 'kuberay-node-labels',
+    ok: denied.length === 0,
+    detail: denied.length
+      ? `RAGEN_LABEL_SUSPECT_NODES=1 but ${api.identity} cannot ${denied.join(', ')} nodes: apply deploy/worker/node-labels-rbac.yaml (a ClusterRole), or set RAGEN_LABEL_SUSPECT_NODES=0`
+      : `${api.identity} may list/patch nodes: link-suspect Nodes get the label ${LINK_SUSPECT_LABEL}`,
   };
 }
