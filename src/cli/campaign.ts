@@ -13,11 +13,14 @@ import { startOrExplain } from './start-failures.js';
 import { follow } from './follow.js';
 import { printOutcome } from './outcome.js';
 import { campaignStart } from './start-options.js';
+import { type Who, owned } from './owned.js';
 import { campaignView } from './views.js';
 
 /** Validate a campaign spec and resolve provenance: bad input stops here, before anything starts. */
-export async function prepareCampaign(specPath: string): Promise<CampaignInput> {
-  const { experiment, budgets } = await loadCampaignSpec(specPath);
+export async function prepareCampaign(specPath: string, who: Who = {}): Promise<CampaignInput> {
+  const loaded = await loadCampaignSpec(specPath);
+  const { budgets } = loaded;
+  const experiment = owned(loaded.experiment, who);
   await checkShippedCode(experiment, specPath);
   await checkLocalStorageWritable(experiment, specPath);
   const warning = resumeLossWarning(experiment.trainer);

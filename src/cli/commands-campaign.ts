@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CommandSchemas as S, parseCommand } from './options.js';
 import { type Execute, maybeEmbedded } from './command-run.js';
+import { OWNER_HELP, TEAM_HELP } from './owner-help.js';
 
 /** campaign (start, pause, resume, extend, ...): a long run resumed from its checkpoints. */
 export function addCampaignCommands(program: Command, execute: Execute): void {
@@ -9,10 +10,12 @@ export function addCampaignCommands(program: Command, execute: Execute): void {
     .description('resumable training: start a campaign, or control a running one')
     .argument('<spec.yaml>', 'experiment spec with a campaign: section')
     .option('--embedded', 'own Temporal dev server (unless one answers) and a worker in this process')
+    .option('--owner <user>', OWNER_HELP)
+    .option('--team <team>', TEAM_HELP)
     .action(async (spec: string, opts: object) => {
       const o = parseCommand('campaign', S.campaign, { spec, ...opts });
       const { prepareCampaign, campaignCommand } = await import('./campaign.js');
-      const input = await prepareCampaign(o.spec);
+      const input = await prepareCampaign(o.spec, o);
       await execute((config) => maybeEmbedded(o.embedded, config, (c) => campaignCommand(c, input)));
     });
   for (const [action, description] of [

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CommandSchemas as S, parseCommand } from './options.js';
 import { type Execute, maybeEmbedded } from './command-run.js';
+import { OWNER_HELP, TEAM_HELP } from './owner-help.js';
 
 /** run, status, logs, cancel, list and report: one workflow at a time, or the list of them. */
 export function addExperimentCommands(program: Command, execute: Execute): void {
@@ -9,11 +10,13 @@ export function addExperimentCommands(program: Command, execute: Execute): void 
     .description('validate an experiment spec, start the workflow and follow it')
     .argument('<spec.yaml>', 'experiment spec')
     .option('--embedded', 'own Temporal dev server (unless one answers) and a worker in this process')
+    .option('--owner <user>', OWNER_HELP)
+    .option('--team <team>', TEAM_HELP)
     .action(async (spec: string, opts: object) => {
       const o = parseCommand('run', S.run, { spec, ...opts });
       const { prepareRun, runCommand } = await import('./run.js');
       // Bad input is refused here, before a server, a worker or a cluster starts.
-      const input = await prepareRun(o.spec);
+      const input = await prepareRun(o.spec, o);
       await execute((config) => maybeEmbedded(o.embedded, config, (c) => runCommand(c, input)));
     });
 
@@ -63,6 +66,8 @@ export function addExperimentCommands(program: Command, execute: Execute): void 
       'succeeded|failed|cancelled|paused|earlyStopped (the trainer stopped)|pruned (a sweep stopped it)',
     )
     .option('--name <name>', 'spec name; a trailing * matches a prefix')
+    .option('--owner <user>', 'runs of this owner (RagenOwner)')
+    .option('--team <team>', 'runs of this team (RagenTeam)')
     .option('--running', 'only those still running')
     .option('--limit <n>', 'newest n (default 50)')
     .action(async (opts: object) => {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CommandSchemas as S, parseCommand } from './options.js';
 import { type Execute, maybeEmbedded } from './command-run.js';
+import { OWNER_HELP, TEAM_HELP } from './owner-help.js';
 
 const OVERLAP_HELP = 'skip|buffer_one|buffer_all|cancel_other|terminate_other|allow_all (default skip)';
 
@@ -11,10 +12,12 @@ export function addSweepCommands(program: Command, execute: Execute): void {
     .description('validate a sweep (and every child spec), start it, show progress, print the ranked table')
     .argument('<sweep.yaml>', 'sweep spec')
     .option('--embedded', 'own Temporal dev server (unless one answers) and a worker in this process')
+    .option('--owner <user>', OWNER_HELP)
+    .option('--team <team>', TEAM_HELP)
     .action(async (spec: string, opts: object) => {
       const o = parseCommand('sweep', S.sweep, { spec, ...opts });
       const { prepareSweep, sweepCommand } = await import('./sweep.js');
-      const input = await prepareSweep(o.spec); // every child's spec is checked before anything starts
+      const input = await prepareSweep(o.spec, o); // every child's spec is checked before anything starts
       await execute((config) => maybeEmbedded(o.embedded, config, (c) => sweepCommand(c, input)));
     });
   sweep
@@ -40,17 +43,24 @@ export function addSweepCommands(program: Command, execute: Execute): void {
     .option('--overlap <policy>', OVERLAP_HELP)
     .option('--catchup <duration>', 'catch-up window after an outage (default 1m)')
     .option('--no-pause-on-failure', 'keep the schedule active after a failed run')
+    .option('--owner <user>', OWNER_HELP)
+    .option('--team <team>', TEAM_HELP)
     .action(async (scheduleId: string, spec: string, opts: object) => {
       const o = parseCommand('schedule create', S.scheduleCreate, { scheduleId, spec, ...opts });
       const { prepareScheduleCreate, scheduleCreateCommand } = await import('./schedule.js');
       // Flags and spec are checked before any connection: bad input exits 2 with the field and the fix.
-      const prepared = await prepareScheduleCreate(o.scheduleId, o.spec, {
-        cron: o.cron,
-        every: o.every,
-        overlap: o.overlap,
-        catchupWindow: o.catchup,
-        pauseOnFailure: o.pauseOnFailure,
-      });
+      const prepared = await prepareScheduleCreate(
+        o.scheduleId,
+        o.spec,
+        {
+          cron: o.cron,
+          every: o.every,
+          overlap: o.overlap,
+          catchupWindow: o.catchup,
+          pauseOnFailure: o.pauseOnFailure,
+        },
+        o,
+      );
       await execute((config) => scheduleCreateCommand(config, prepared));
     });
   schedule

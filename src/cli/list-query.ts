@@ -8,6 +8,8 @@ export interface ListFilters {
   outcome?: string;
   /** Exact name; a trailing `*` matches names that start with the rest. */
   name?: string;
+  owner?: string;
+  team?: string;
   running: boolean;
 }
 
@@ -36,6 +38,8 @@ export function listQuery(f: ListFilters): string {
         : `${K.name.name} = ${literal(f.name)}`,
     );
   }
+  if (f.owner) terms.push(`${K.owner.name} = ${literal(f.owner)}`);
+  if (f.team) terms.push(`${K.team.name} = ${literal(f.team)}`);
   if (f.running) terms.push(`ExecutionStatus = 'Running'`);
   return terms.join(' AND ');
 }

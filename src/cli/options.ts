@@ -42,11 +42,14 @@ const FilterValue = z
 
 const OUTCOMES = ['succeeded', 'failed', 'cancelled', 'paused', 'earlyStopped', 'pruned'] as const;
 
+/** --owner/--team of a start: checked with the spec (domain/ownership.ts), so any string here. */
+const Who = { owner: z.string().optional(), team: z.string().optional() };
+
 /** One zod schema per command: what commander hands over is checked here before anything runs. */
 export const CommandSchemas = {
-  run: z.strictObject({ spec: SpecFile, embedded: z.boolean().default(false) }),
-  sweep: z.strictObject({ spec: SpecFile, embedded: z.boolean().default(false) }),
-  campaign: z.strictObject({ spec: SpecFile, embedded: z.boolean().default(false) }),
+  run: z.strictObject({ spec: SpecFile, embedded: z.boolean().default(false), ...Who }),
+  sweep: z.strictObject({ spec: SpecFile, embedded: z.boolean().default(false), ...Who }),
+  campaign: z.strictObject({ spec: SpecFile, embedded: z.boolean().default(false), ...Who }),
   workflow: z.strictObject({ workflowId: WorkflowId }),
   logs: z.strictObject({ workflowId: WorkflowId, follow: z.boolean().default(false) }),
   campaignExtend: z.strictObject({
@@ -89,6 +92,7 @@ export const CommandSchemas = {
     overlap: z.string().optional(),
     catchup: z.string().optional(),
     pauseOnFailure: z.boolean(),
+    ...Who,
   }),
   scheduleId: z.strictObject({ scheduleId: z.string().min(1, 'give the schedule id (see schedule list)') }),
   scheduleNote: z.strictObject({ scheduleId: z.string().min(1), note: z.string().optional() }),
@@ -100,6 +104,8 @@ export const CommandSchemas = {
     campaign: FilterValue.optional(),
     outcome: z.enum(OUTCOMES, { message: `expected one of ${OUTCOMES.join(', ')}` }).optional(),
     name: FilterValue.optional(),
+    owner: FilterValue.optional(),
+    team: FilterValue.optional(),
     running: z.boolean().default(false),
     limit: z
       .string()

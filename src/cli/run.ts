@@ -13,13 +13,14 @@ import { statusView } from './views.js';
 import { liveStatus } from './live-status.js';
 import { printOutcome } from './outcome.js';
 import { experimentStart } from './start-options.js';
+import { type Who, owned } from './owned.js';
 
 /**
  * `run <spec>`: validate the spec and provenance (bad input stops here, before anything starts),
  * start the experiment workflow, show stage and step live, print the manifest path and success.
  */
-export async function prepareRun(specPath: string): Promise<ExperimentInput> {
-  const spec = await loadExperimentSpec(specPath);
+export async function prepareRun(specPath: string, who: Who = {}): Promise<ExperimentInput> {
+  const spec = owned(await loadExperimentSpec(specPath), who);
   await checkShippedCode(spec, specPath);
   await checkLocalStorageWritable(spec, specPath);
   return { spec, provenance: await resolveProvenance(spec) };

@@ -23,6 +23,7 @@ import { SpecError, issuesFromZod } from '../domain/spec-error.js';
 import type { SweepInput } from '../domain/sweep.js';
 import { withClient } from './client.js';
 import { experimentStart, sweepStart } from './start-options.js';
+import { type Who, owned } from './owned.js';
 import { UsageError } from '../user-errors.js';
 
 /** What a schedule starts: a sweep or a single experiment, validated and embedded at create time. */
@@ -39,7 +40,7 @@ const OVERLAP: Record<ScheduleRequest['overlap'], ScheduleOverlapPolicy> = {
 };
 
 /** Load a sweep spec (it has `parameters`/`base`) or an experiment spec; bad input is a SpecError. */
-export async function loadScheduledAction(specPath: string): Promise<ScheduledAction> {
+export async function loadScheduledAction(specPath: string, who: Who = {}): Promise<ScheduledAction> {
   let text: string;
   try {
     text = await readFile(specPath, 'utf8');
@@ -49,11 +50,12 @@ export async function loadScheduledAction(specPath: string): Promise<ScheduledAc
     ]);
   }
   if (looksLikeSweep(parseYamlMapping(text, specPath))) {
-    const sweep = await parseSweepSpec(text, specPath, dirname(specPath));
+    const parsed = await parseSweepSpec(text, specPath, dirname(specPath));
+    const sweep = { ...parsed, base: owned(parsed.base, who) };
     await checkShippedCode(sweep.base, specPath, 'base.');
     return { kind: 'sweep', input: { sweep, provenance: await resolveProvenance(sweep.base) } };
   }
-  const spec = parseExperimentSpec(text, specPath);
+  const spec = owned(parseExperimentSpec(text, specPath), who);
   await checkShippedCode(spec, specPath);
   return { kind: 'experiment', input: { spec, provenance: await resolveProvenance(spec) } };
 }
@@ -155,9 +157,10 @@ export async function prepareScheduleCreate(
   scheduleId: string,
   specPath: string,
   flags: Record<string, unknown>,
+  who: Who = {},
 ): Promise<{ request: ScheduleRequest; action: ScheduledAction }> {
   const request = parseScheduleRequest({ ...flags, scheduleId });
-  return { request, action: await loadScheduledAction(specPath) };
+  return { request, action: await loadScheduledAction(specPath, who) };
 }
 
 export async function scheduleCreateCommand(

@@ -18,6 +18,8 @@ export function experimentStart(spec: ExperimentSpec): VisibleStart {
       name: spec.name,
       backend: spec.backend,
       stage: 'preflight',
+      owner: spec.owner,
+      team: spec.team,
     }),
     staticSummary: `${spec.name}: experiment on ${spec.backend}, ${spec.trainer.totalTrainingSteps} steps`,
   };
@@ -32,6 +34,8 @@ export function campaignStart(spec: ExperimentSpec, workflowId?: string): Visibl
       backend: spec.backend,
       stage: 'running',
       campaignId: workflowId,
+      owner: spec.owner,
+      team: spec.team,
     }),
     staticSummary: `${spec.name}: campaign on ${spec.backend}, ${spec.trainer.totalTrainingSteps} steps`,
   };
@@ -40,7 +44,7 @@ export function campaignStart(spec: ExperimentSpec, workflowId?: string): Visibl
 /** What a sweep's start needs of its spec (parsed or as carried in a workflow input). */
 interface SweepNaming {
   name: string;
-  base: { backend?: string };
+  base: { backend?: string; owner?: string; team?: string };
   parameters: { grid?: Record<string, unknown>; random?: { params?: Record<string, unknown> } };
 }
 
@@ -56,6 +60,8 @@ export function sweepStart(sweep: SweepNaming, workflowId?: string): VisibleStar
       backend: sweep.base.backend ?? 'local',
       stage: 'running',
       sweepId: workflowId,
+      owner: sweep.base.owner,
+      team: sweep.base.team,
     }),
     staticSummary: `${sweep.name}: sweep over ${swept.join(', ')} on ${sweep.base.backend}`,
   };

@@ -13,11 +13,13 @@ import { startOrExplain } from './start-failures.js';
 import { follow } from './follow.js';
 import { printOutcome } from './outcome.js';
 import { sweepStart } from './start-options.js';
+import { type Who, owned } from './owned.js';
 import { sweepView } from './views.js';
 
 /** Validate a sweep spec (every child's spec too) and resolve provenance: bad input stops here. */
-export async function prepareSweep(specPath: string): Promise<SweepInput> {
-  const spec = await loadSweepSpec(specPath);
+export async function prepareSweep(specPath: string, who: Who = {}): Promise<SweepInput> {
+  const loaded = await loadSweepSpec(specPath);
+  const spec = { ...loaded, base: owned(loaded.base, who) };
   await checkShippedCode(spec.base, specPath, 'base.');
   await checkLocalStorageWritable(spec.base, specPath);
   return { sweep: spec, provenance: await resolveProvenance(spec.base) };

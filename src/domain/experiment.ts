@@ -177,6 +177,14 @@ export function nodeFloorFraction(spec: { join: { nodeFloorFraction?: number } }
 const isUnder = (path: string, root: string) =>
   path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
 
+/** Who a run is for: a Kubernetes label value (it labels the cluster's Pods) and a search attribute. */
+export const AccountNameSchema = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/,
+    "use 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit (it labels the cluster's Pods)",
+  );
+
 export const ExperimentSpecSchema = z
   .strictObject({
     name: z
@@ -186,6 +194,10 @@ export const ExperimentSpecSchema = z
         'use 1-40 lowercase letters, digits and - (it names clusters)',
       ),
     backend: z.enum(['local', 'kuberay']).default('local'),
+    /** Who runs it and for which team (search attributes RagenOwner/RagenTeam, cluster labels, usage);
+     *  the CLI fills them from --owner/--team, else the OS user and team `default`. */
+    owner: AccountNameSchema.optional(),
+    team: AccountNameSchema.optional(),
     image: ImageRefSchema.optional(),
     /** A local checkout shipped with every job as its working_dir (src/domain/code.ts); absent: the image's code. */
     code: CodeSchema.optional(),

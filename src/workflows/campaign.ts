@@ -298,6 +298,8 @@ async function runAttempt(
       backend: spec.backend,
       stage: 'preflight',
       campaignId: run.ids.workflowId,
+      owner: spec.owner,
+      team: spec.team,
     }),
     staticSummary: `${spec.name}: attempt ${n} of campaign ${run.ids.workflowId}${latest ? `, resuming from step ${latest.step}` : ''}`,
     args: [attemptInput(run, latest)],

@@ -15,6 +15,9 @@ export const SearchAttributes = {
   /** The campaign's workflow id, on the campaign and on each of its attempts. */
   campaignId: defineSearchAttributeKey('RagenCampaignId', SearchAttributeType.KEYWORD),
   backend: defineSearchAttributeKey('RagenBackend', SearchAttributeType.KEYWORD),
+  /** spec.owner and spec.team (the CLI fills them), on every run and on a sweep's or campaign's children. */
+  owner: defineSearchAttributeKey('RagenOwner', SearchAttributeType.KEYWORD),
+  team: defineSearchAttributeKey('RagenTeam', SearchAttributeType.KEYWORD),
   /** The phase (see VisibleStage), not every stage: each upsert is one history event. */
   stage: defineSearchAttributeKey('RagenStage', SearchAttributeType.KEYWORD),
   outcome: defineSearchAttributeKey('RagenOutcome', SearchAttributeType.KEYWORD),
@@ -64,6 +67,9 @@ export interface StartAttributes {
   stage: VisibleStage;
   sweepId?: string;
   campaignId?: string;
+  /** Absent in the inputs of runs started before owners existed: then not set. */
+  owner?: string;
+  team?: string;
 }
 
 export function startSearchAttributes(a: StartAttributes): SearchAttributePair[] {
@@ -76,5 +82,7 @@ export function startSearchAttributes(a: StartAttributes): SearchAttributePair[]
   ];
   if (a.sweepId) pairs.push({ key: K.sweepId, value: a.sweepId });
   if (a.campaignId) pairs.push({ key: K.campaignId, value: a.campaignId });
+  if (a.owner) pairs.push({ key: K.owner, value: a.owner });
+  if (a.team) pairs.push({ key: K.team, value: a.team });
   return pairs;
 }

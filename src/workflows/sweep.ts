@@ -273,6 +273,8 @@ function childOptions(
       backend: spec.backend,
       stage: 'preflight',
       sweepId: run.ids.workflowId,
+      owner: spec.owner,
+      team: spec.team,
     }),
     staticSummary: childSummary(sweepSpec.name, index, run.total, run.paramSets[index] ?? {}, promotion),
     // Cancel reaches the child and the sweep waits for its teardown to finish.

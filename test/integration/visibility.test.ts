@@ -259,4 +259,50 @@ describe('search attributes, summary, details, list and the Temporal UI (real de
     await assert.rejects(live.result());
     assert.deepEqual(await ids({ running: false, outcome: 'cancelled' }), [live.workflowId]);
   });
+
+  it("owner and team: set at start, carried to a sweep's children, filtered by list --owner/--team", async () => {
+    const ana = testSpec({ name: 'vis-owned', owner: 'ana', team: 'team-a' });
+    const anaRun = await env.client.workflow.start('experiment', {
+      taskQueue,
+      workflowId: uniqueId('vis-owned'),
+      args: [testInput(ana)],
+      ...experimentStart(ana),
+    });
+    await anaRun.result();
+    const sweepId = uniqueId('vis-owned-sweep');
+    const base = seedSweep([3, 4], { concurrency: 2 });
+    const sweep = { ...base, base: { ...base.base, owner: 'bob', team: 'team-b' } };
+    await env.client.workflow
+      .start('sweep', {
+        taskQueue,
+        workflowId: sweepId,
+        args: [sweepInput(sweep)],
+        ...sweepStart(sweep, sweepId),
+      })
+      .then((h) => h.result());
+
+    const ids = async (f: Parameters<typeof listQuery>[0]) =>
+      (await listWorkflows(env.client, listQuery(f), 50)).map((r) => r.workflowId).sort();
+    const bobs = await eventually('the sweep and its two children under owner bob', async () => {
+      const found = await ids({ running: false, owner: 'bob' });
+      return found.length === 3 ? found : undefined;
+    });
+    assert.ok(bobs.includes(sweepId) && bobs.every((id) => id.startsWith(sweepId)), bobs.join(', '));
+    assert.deepEqual(
+      await ids({ running: false, team: 'team-b', kind: 'experiment' }),
+      bobs.filter((id) => id !== sweepId),
+    );
+    const child = bobs.find((id) => id !== sweepId)!;
+    const attrs = (await env.client.workflow.getHandle(child).describe()).typedSearchAttributes;
+    assert.deepEqual([attrs.get(K.owner), attrs.get(K.team)], ['bob', 'team-b']);
+
+    // The command as a user runs it: only ana's run.
+    const cli = await run('npx', ['tsx', 'src/cli.ts', 'list', '--owner', 'ana', '--team', 'team-a'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, TEMPORAL_ADDRESS: address },
+    });
+    const lines = cli.stdout.trim().split('\n');
+    assert.equal(lines.length, 2, cli.stdout);
+    assert.match(lines[1] ?? '', new RegExp(`^${anaRun.workflowId}\\s+experiment\\s+vis-owned\\s`));
+  });
 });

@@ -80,7 +80,8 @@ describe('search attributes', () => {
     assert.ok(args.includes('RagenCheckpointStep=Int'));
     assert.ok(args.includes('RagenStage=Keyword'));
     assert.ok(args.includes('RagenGpuSeconds=Double'));
-    assert.equal(args.filter((a) => a === '--search-attribute').length, 10);
+    assert.ok(args.includes('RagenOwner=Keyword') && args.includes('RagenTeam=Keyword'));
+    assert.equal(args.filter((a) => a === '--search-attribute').length, 12);
   });
 
   it('RagenStage is the phase: a teardown between resubmits stays in cluster, the last one is finish', () => {

@@ -13,6 +13,9 @@ export const LABELS = {
   workflowHash: 'ragen.dev/workflow-id-hash',
   runId: 'ragen.dev/run-id',
   attempt: 'ragen.dev/attempt',
+  /** spec.owner and spec.team: who the cluster's GPUs are for (a platform's quota and cost tools select by them). */
+  user: 'ragen.dev/user',
+  team: 'ragen.dev/team',
 } as const;
 
 export const ANNOTATIONS = {
@@ -44,6 +47,14 @@ export function ownerLabels(owner: ClusterOwner): Record<string, string> {
     [LABELS.workflowHash]: workflowIdHash(owner.workflowId),
     [LABELS.runId]: labelValue(owner.runId),
     [LABELS.attempt]: String(owner.attempt),
+  };
+}
+
+/** The run's owner and team as labels (the spec validates them as label values); none when unset. */
+export function accountLabels(spec: { owner?: string; team?: string }): Record<string, string> {
+  return {
+    ...(spec.owner ? { [LABELS.user]: spec.owner } : {}),
+    ...(spec.team ? { [LABELS.team]: spec.team } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 import type { ClusterOwner } from '../../domain/cluster.js';
 import type { ExperimentSpec } from '../../domain/experiment.js';
 import { workerGroupSettings } from '../../domain/kuberay.js';
-import { ownerAnnotations, ownerLabels } from './labels.js';
+import { accountLabels, ownerAnnotations, ownerLabels } from './labels.js';
 import { podSpec, rayContainer } from './pod-template.js';
 import { withRayAuthEnv } from './auth-secret.js';
 
@@ -96,7 +96,7 @@ export function buildRayCluster({
   if (name.length > MAX_RAYCLUSTER_NAME)
     throw new Error(`RayCluster name ${name} is longer than KubeRay's ${MAX_RAYCLUSTER_NAME} characters`);
   const k = spec.kuberay;
-  const labels = ownerLabels(owner);
+  const labels = { ...ownerLabels(owner), ...accountLabels(spec) };
   const image = spec.image;
   const headGroup = k.head ?? {};
   const queue: Record<string, string> = k.queueName ? { [KUEUE_QUEUE_LABEL]: k.queueName } : {};
