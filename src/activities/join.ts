@@ -10,6 +10,9 @@ import { permanent } from './failures.js';
 import { beat as recordHeartbeat, heartbeatAndWait, workflowIdOfActivity } from './heartbeat-loop.js';
 import { pollDelays } from './poll-schedule.js';
 
+/** How often, at most, a change in why the join waits is signalled alone. */
+const WAITING_EVERY_MS = 30_000;
+
 export interface JoinResult {
   nodes: RayNode[];
   workersAlive: number;
@@ -36,6 +39,8 @@ export function createAwaitJoin(deps: ActivityDeps) {
     const workflowId = workflowIdOfActivity();
     let reported = -1;
     let said: string | undefined;
+    let told: string | undefined;
+    let toldAt = Date.now();
     const nextDelay = pollDelays(deps.pollIntervalMs);
     for (;;) {
       const status = await backend.describeCluster(handle);
@@ -55,12 +60,20 @@ export function createAwaitJoin(deps: ActivityDeps) {
         nodesAlive: status.nodes.filter((n) => n.alive).length,
         gpusRegistered: status.gpusRegistered,
       };
-      if (status.workersAlive !== reported) {
+      // Why it waits goes to the workflow too, so a missed join deadline says it: with each change of
+      // joined workers, and on its own (a signal is a history event) only for a wait past 30 s.
+      const waiting =
+        status.phase !== 'ready' || status.workersAlive < wantWorkers ? (status.message ?? '') : '';
+      const longWait = waiting !== (told ?? '') && Date.now() - toldAt >= WAITING_EVERY_MS;
+      if (status.workersAlive !== reported || longWait) {
         reported = status.workersAlive;
+        told = waiting;
+        toldAt = Date.now();
         await deps
           .reportProgress(workflowId, {
             joinedWorkers: status.workersAlive,
             gpusRegistered: status.gpusRegistered,
+            waiting,
           })
           .catch(() => undefined);
       }

@@ -72,6 +72,8 @@ export const ExperimentStatusSchema = z.strictObject({
   attempt: z.number(),
   joinedWorkers: z.number(),
   gpusRegistered: z.number(),
+  /** The join's last word on why it waits (absent once nothing holds it up, and in older runs). */
+  joinWaiting: z.string().optional(),
   lastStep: z.number(),
   lastCheckpointStep: z.number(),
 });

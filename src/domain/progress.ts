@@ -9,6 +9,8 @@ export const STOP_AT_CHECKPOINT_PENDING_QUERY = 'stopAtNextCheckpointPending';
 export const ProgressSchema = z.strictObject({
   joinedWorkers: z.number().optional(),
   gpusRegistered: z.number().optional(),
+  /** Why the join still waits (Pods the scheduler cannot place, link suspects avoided): the join deadline's failure repeats it. */
+  waiting: z.string().optional(),
   step: z.number().optional(),
   lastCheckpointStep: z.number().optional(),
   /** One in-loop validation's `val-env/...` metrics (sent only when the workflow asked for them). */

@@ -99,6 +99,7 @@ function answerQueriesAndSignals(run: ExperimentRun): void {
   setHandler(progressSignal, (p) => {
     if (p.joinedWorkers !== undefined) status.joinedWorkers = p.joinedWorkers;
     if (p.gpusRegistered !== undefined) status.gpusRegistered = p.gpusRegistered;
+    if (p.waiting !== undefined) status.joinWaiting = p.waiting || undefined;
     if (p.step !== undefined) status.lastStep = Math.max(status.lastStep, p.step);
     const newCheckpoint =
       p.lastCheckpointStep !== undefined && p.lastCheckpointStep > status.lastCheckpointStep;
@@ -226,7 +227,7 @@ async function joinStage(run: ExperimentRun): Promise<void> {
       throw ApplicationFailure.create({
         type: ErrorTypes.JoinDeadlineExceeded,
         nonRetryable: true,
-        message: `workers did not join within ${spec.deadlines.joinSeconds} s (deadlines.joinSeconds): ${run.status.joinedWorkers} joined, ${run.status.gpusRegistered} GPUs registered`,
+        message: `workers did not join within ${spec.deadlines.joinSeconds} s (deadlines.joinSeconds): ${run.status.joinedWorkers} joined, ${run.status.gpusRegistered} GPUs registered${run.status.joinWaiting ? `; waiting: ${run.status.joinWaiting}` : ''}`,
       });
     }
     // The local backend shares the worker's file system by construction; a KubeRay one must prove it.

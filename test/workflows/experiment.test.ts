@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -13,6 +14,7 @@ import { registryUnavailable } from '../../src/registry/errors.js';
 import { ErrorTypes } from '../../src/domain/error-types.js';
 import type { ExperimentInput, ExperimentResult } from '../../src/domain/experiment-input.js';
 import type { experiment } from '../../src/workflows/experiment.js';
+import { progressSignal } from '../../src/workflows/shared-definitions.js';
 import { fakeActivities, heartbeatUntilCancelled } from '../helpers/fake-activities.js';
 import { testInput, testSpec } from '../helpers/specs.js';
 import { timeSkippingEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
@@ -166,13 +168,29 @@ describe('experiment workflow (time-skipping server, fake activities)', () => {
     spec.join.maxResubmits = 1;
     // The test server does not skip time while an activity runs, so the deadline is short for real.
     spec.deadlines.joinSeconds = 2;
-    const { error, calls } = await runWith({ awaitJoin: heartbeatUntilCancelled }, testInput(spec));
+    // The join says why it waits (as the real one signals it), and the failure repeats it.
+    const why =
+      "Pod c-worker-0 Pending (0/4 nodes are available: 1 node(s) didn't match Pod's node affinity)";
+    const waitingJoin = async () => {
+      const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
+      await env.client.workflow
+        .getHandle(workflowId)
+        .signal(progressSignal, { joinedWorkers: 1, waiting: why });
+      return heartbeatUntilCancelled();
+    };
+    const { error, calls } = await runWith({ awaitJoin: waitingJoin }, testInput(spec));
     assert.deepEqual(
       calls.filter((c) => ['submitCluster', 'awaitJoin', 'teardown'].includes(c)),
       ['submitCluster', 'awaitJoin', 'teardown', 'submitCluster', 'awaitJoin', 'teardown'],
     );
     const { type, result } = failureResult(error);
     assert.equal(type, ErrorTypes.JoinDeadlineExceeded);
+    assert.match(
+      String((error as WorkflowFailedError).cause?.message),
+      new RegExp(
+        `workers did not join within 2 s \\(deadlines.joinSeconds\\): 1 joined, 0 GPUs registered; waiting: Pod c-worker-0 Pending`,
+      ),
+    );
     assert.equal(result?.submits, 2);
     assert.ok(!calls.includes('train'), 'no training step before every worker joined');
   });
