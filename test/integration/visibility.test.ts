@@ -10,7 +10,7 @@ import { Worker } from '@temporalio/worker';
 import puppeteer from 'puppeteer-core';
 import { freePorts } from '../../src/backends/local/ports.js';
 import { REPO_ROOT, loadConfig } from '../../src/config.js';
-import { listQuery } from '../../src/cli/list-query.js';
+import { type ListFilters, listQuery } from '../../src/cli/list-query.js';
 import { listWorkflows } from '../../src/cli/list.js';
 import { experimentStart, sweepStart } from '../../src/cli/start-options.js';
 import { stageQuery } from '../../src/workflows/experiment-definitions.js';
@@ -18,6 +18,7 @@ import { progressSignal } from '../../src/workflows/shared-definitions.js';
 import { SearchAttributes as K } from '../../src/workflows/search-attributes.js';
 import { fakeActivities, heartbeatUntilCancelled } from '../helpers/fake-activities.js';
 import { testInput, testSpec } from '../helpers/specs.js';
+import type { SweepSpec } from '../../src/domain/sweep.js';
 import { seedSweep, sweepInput } from '../helpers/sweeps.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
 
@@ -44,6 +45,15 @@ describe('search attributes, summary, details, list and the Temporal UI (real de
   let address: string;
   const taskQueue = uniqueId('tq-vis');
   let live: WorkflowHandleWithFirstExecutionRunId;
+
+  /** A sweep of stand-in children, started as the CLI starts one, to its end. */
+  const runSweep = (sweep: SweepSpec, workflowId: string) =>
+    env.client.workflow
+      .start('sweep', { taskQueue, workflowId, args: [sweepInput(sweep)], ...sweepStart(sweep, workflowId) })
+      .then((h) => h.result());
+  /** The workflow ids a `list` filter finds, sorted. */
+  const ids = async (f: ListFilters) =>
+    (await listWorkflows(env.client, listQuery(f), 50)).map((r) => r.workflowId).sort();
 
   before(async () => {
     // A free TCP port for the UI (the dev server's gRPC port is picked by the SDK).
@@ -184,18 +194,7 @@ describe('search attributes, summary, details, list and the Temporal UI (real de
     });
     await finished.result();
     const sweepId = uniqueId('vis-sweep');
-    const sweep = seedSweep([1, 2], { concurrency: 2 });
-    await env.client.workflow
-      .start('sweep', {
-        taskQueue,
-        workflowId: sweepId,
-        args: [sweepInput(sweep)],
-        ...sweepStart(sweep, sweepId),
-      })
-      .then((h) => h.result());
-
-    const ids = async (f: Parameters<typeof listQuery>[0]) =>
-      (await listWorkflows(env.client, listQuery(f), 50)).map((r) => r.workflowId).sort();
+    await runSweep(seedSweep([1, 2], { concurrency: 2 }), sweepId);
     // Visibility is eventually consistent: on a loaded machine the running run's record can lag
     // behind the updates of the runs that just closed, so the filter is asked until it answers.
     const running = await eventually('the running experiment in the list', async () => {
@@ -271,18 +270,7 @@ describe('search attributes, summary, details, list and the Temporal UI (real de
     await anaRun.result();
     const sweepId = uniqueId('vis-owned-sweep');
     const base = seedSweep([3, 4], { concurrency: 2 });
-    const sweep = { ...base, base: { ...base.base, owner: 'bob', team: 'team-b' } };
-    await env.client.workflow
-      .start('sweep', {
-        taskQueue,
-        workflowId: sweepId,
-        args: [sweepInput(sweep)],
-        ...sweepStart(sweep, sweepId),
-      })
-      .then((h) => h.result());
-
-    const ids = async (f: Parameters<typeof listQuery>[0]) =>
-      (await listWorkflows(env.client, listQuery(f), 50)).map((r) => r.workflowId).sort();
+    await runSweep({ ...base, base: { ...base.base, owner: 'bob', team: 'team-b' } }, sweepId);
     const bobs = await eventually('the sweep and its two children under owner bob', async () => {
       const found = await ids({ running: false, owner: 'bob' });
       return found.length === 3 ? found : undefined;
