@@ -9,7 +9,7 @@
  *   (b) the experiment workflow of that spec, its worker a process of its own
  *       (bench/standins/kuberay-worker.ts) with the product's default settings (poll interval
  *       RAGEN_POLL_INTERVAL_MS, default 2 s).
- * Training length: argv[3] steps (default 400, which trains for over 2 minutes on the 2-core
+ * Training length: argv[3] steps (default 700: about 0.2 s a step, so over 2 minutes on the 2-core
  * machine this was written on), saveFreq half of it.
  *
  * Why submissionMode HTTPMode: the default K8sJobMode makes a submitter batch/v1 Job, and nothing
@@ -37,7 +37,7 @@
  * the operator's from its rest_client_requests_total. The product's extra stages come from the
  * workflow's history (activity scheduled -> closed) and from their Ray jobs.
  *
- *   flock /tmp/ray-test.lock npx tsx bench/vs-rayjob.ts [N=3] [steps=400]
+ *   flock /tmp/ray-test.lock npx tsx bench/vs-rayjob.ts [N=3] [steps=700]
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -65,8 +65,17 @@ import { testInput } from '../test/helpers/specs.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../test/helpers/temporal.js';
 import { writeResults } from './results.js';
 
+// SIGINT/SIGTERM end the waits, so the finally below stops every process this bench started.
+const interrupted = new AbortController();
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => interrupted.abort(new Error(`${signal}: stopping`)));
+const abortedPromise = new Promise<never>((_, reject) =>
+  interrupted.signal.addEventListener('abort', () => reject(interrupted.signal.reason as Error)),
+);
+abortedPromise.catch(() => undefined);
+
 const runsEach = Number(process.argv[2] ?? 3);
-const steps = Number(process.argv[3] ?? 400);
+const steps = Number(process.argv[3] ?? 700);
 const OBSERVE_MS = 250;
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
@@ -114,6 +123,7 @@ async function operatorRequests(metricsUrl: string): Promise<number> {
 
 interface RayJobRecord {
   submission_id?: string;
+  entrypoint?: string;
   status?: string;
   start_time?: number;
   end_time?: number;
@@ -129,6 +139,10 @@ async function rayJobs(headIp: string | undefined): Promise<RayJobRecord[] | und
     return undefined;
   }
 }
+
+/** The training job: the payload's trainer, not a validation run of it. */
+const isTrainJob = (j: RayJobRecord) =>
+  (j.entrypoint ?? '').includes('ragen_toy.train') && !(j.entrypoint ?? '').includes('val_only');
 
 /** metrics.jsonl anywhere under `dir` (the product names the run's folder after the workflow id). */
 async function findMetrics(dir: string): Promise<string | undefined> {
@@ -159,6 +173,9 @@ interface Observed {
   firstStepAt?: number;
   trainDoneAt?: number;
   deletedAt?: number;
+  /** The training Ray job's start and end, as the head records them. */
+  trainJobStartAt?: number;
+  trainJobEndAt?: number;
   jobsAtFirstStep?: RayJobRecord[];
   jobsAtTrainDone?: RayJobRecord[];
   workerRequestsAtFirstStep?: number;
@@ -215,6 +232,7 @@ class Observer {
         if (s.firstStepAt === undefined && last >= 1) {
           s.firstStepAt = now;
           s.jobsAtFirstStep = await rayJobs(headIp);
+          s.trainJobStartAt = s.jobsAtFirstStep?.find((j) => isTrainJob(j))?.start_time;
           s.workerRequestsAtFirstStep = await this.workerRequests();
           s.operatorRequestsAtFirstStep = await operatorRequests(operatorMetrics);
         }
@@ -224,6 +242,8 @@ class Observer {
           s.workerRequestsAtTrainDone = await this.workerRequests();
           s.operatorRequestsAtTrainDone = await operatorRequests(operatorMetrics);
         }
+      } else if (s.trainJobEndAt === undefined && (await this.readTrainJob(headIp))) {
+        // read until the training job's end is recorded (or the head is gone)
       } else if (s.cluster) {
         const rc = await custom
           .getNamespacedCustomObject({
@@ -251,15 +271,36 @@ class Observer {
     }
   }
 
+  /** Records the training job's start and end; true while it has not ended and the head answers. */
+  private async readTrainJob(headIp: string | undefined): Promise<boolean> {
+    const jobs = await rayJobs(headIp);
+    const train = jobs?.find((j) => isTrainJob(j));
+    if (train?.start_time) this.seen.trainJobStartAt = train.start_time;
+    if (train?.end_time) this.seen.trainJobEndAt = train.end_time;
+    return jobs !== undefined && !train?.end_time;
+  }
+
   async stop(): Promise<Observed> {
     this.stopped = true;
     await this.loop;
     return this.seen;
   }
 
-  async until(done: () => boolean, timeoutMs: number): Promise<void> {
+  /** Waits for `done`; throws when `failed` (asked every 2 s) names a failure, on a signal, or at the timeout. */
+  async until(
+    done: () => boolean,
+    timeoutMs: number,
+    failed: () => Promise<string | undefined> = () => Promise.resolve(undefined),
+  ): Promise<void> {
     const deadline = Date.now() + timeoutMs;
+    let asked = 0;
     while (!done()) {
+      interrupted.signal.throwIfAborted();
+      if (Date.now() - asked > 2000) {
+        asked = Date.now();
+        const why = await failed();
+        if (why) throw new Error(`${why}: ${JSON.stringify(this.seen)}`);
+      }
       if (Date.now() > deadline)
         throw new Error(`not done in ${timeoutMs / 1000} s: ${JSON.stringify(this.seen)}`);
       await sleep(OBSERVE_MS);
@@ -276,11 +317,13 @@ async function runRoot(storage: string, name: string): Promise<string> {
   return dir;
 }
 
+/** The kuberay tests' spec; the volume mounted at its host path (the Pods see the run's folder there too). */
 function benchSpec(kube: KubeEnv, root: string, image: string): ExperimentSpec {
-  const s = kuberaySpec(root, kube.pvc);
+  const s = kuberaySpec(kube.storageDir, kube.pvc);
   return {
     ...s,
     image,
+    storage: { ...s.storage, checkpointDir: join(root, 'checkpoints'), archiveDir: join(root, 'archive') },
     auth: 'none',
     deadlines: { ...s.deadlines, joinSeconds: 600, runSeconds: 7200, noProgressSeconds: 300 },
     trainer: {
@@ -310,6 +353,7 @@ interface RunRecord {
   createToDeleted?: number;
   totalWall: number;
   trainJobStartFromCreate?: number;
+  trainJobEndFromCreate?: number;
   worker?: { cpuSeconds: number; peakRssMiB: number };
   operator: { cpuSeconds: number; peakRssMiB: number };
   kubeApiRequests: {
@@ -364,18 +408,33 @@ async function runRayJob(kube: KubeEnv, i: number, image: string): Promise<RunRe
     plural: 'rayjobs',
     body,
   });
-  await observer.until(() => observer.seen.deletedAt !== undefined, 60 * 60_000);
-  const seen = await observer.stop();
+  const rayJob = async () =>
+    (await custom.getNamespacedCustomObject({
+      group: 'ray.io',
+      version: 'v1',
+      namespace: kube.namespace,
+      plural: 'rayjobs',
+      name,
+    })) as { status?: { jobStatus?: string; jobDeploymentStatus?: string; message?: string } };
+  try {
+    await observer.until(
+      () => observer.seen.deletedAt !== undefined,
+      60 * 60_000,
+      async () => {
+        const st = (await rayJob()).status;
+        return st?.jobDeploymentStatus === 'Failed' && observer.seen.trainDoneAt === undefined
+          ? `RayJob ${name} failed: ${st.message}`
+          : undefined;
+      },
+    );
+  } finally {
+    await observer.stop();
+  }
+  const seen = observer.seen;
   const end = seen.deletedAt ?? Date.now();
   const operator = await procWindowEnd(op.pid, opWindow);
   const opRequests = (await operatorRequests(op.metricsUrl)) - opRequests0;
-  const job = (await custom.getNamespacedCustomObject({
-    group: 'ray.io',
-    version: 'v1',
-    namespace: kube.namespace,
-    plural: 'rayjobs',
-    name,
-  })) as { status?: { jobStatus?: string; jobDeploymentStatus?: string } };
+  const job = await rayJob();
   await custom.deleteNamespacedCustomObject({
     group: 'ray.io',
     version: 'v1',
@@ -384,7 +443,6 @@ async function runRayJob(kube: KubeEnv, i: number, image: string): Promise<RunRe
     name,
   });
   const minutes = (end - t0) / 60_000;
-  const train = (seen.jobsAtTrainDone ?? seen.jobsAtFirstStep)?.[0];
   return {
     side: 'rayjob',
     createToPodsReady: secs(t0, seen.podsReadyAt),
@@ -392,7 +450,8 @@ async function runRayJob(kube: KubeEnv, i: number, image: string): Promise<RunRe
     createToTrainDone: secs(t0, seen.trainDoneAt),
     createToDeleted: secs(t0, seen.deletedAt),
     totalWall: (end - t0) / 1000,
-    trainJobStartFromCreate: train?.start_time ? (train.start_time - t0) / 1000 : undefined,
+    trainJobStartFromCreate: secs(t0, seen.trainJobStartAt),
+    trainJobEndFromCreate: secs(t0, seen.trainJobEndAt),
     operator,
     kubeApiRequests: {
       operator: opRequests,
@@ -460,8 +519,13 @@ async function activitySeconds(handle: WorkflowHandle): Promise<Record<string, n
   const out: Record<string, number> = {};
   const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
     Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
+  const intervals: [number, number][] = [];
+  let first = Infinity;
+  let last = 0;
   for (const e of history.events ?? []) {
     const at = ms(e.eventTime);
+    first = Math.min(first, at);
+    last = Math.max(last, at);
     const s = e.activityTaskScheduledEventAttributes;
     if (s) scheduled.set(String(e.eventId), { type: s.activityType?.name ?? '?', at });
     const closed =
@@ -471,9 +535,21 @@ async function activitySeconds(handle: WorkflowHandle): Promise<Record<string, n
       e.activityTaskCanceledEventAttributes;
     if (closed) {
       const from = scheduled.get(String(closed.scheduledEventId));
-      if (from) out[from.type] = (out[from.type] ?? 0) + (at - from.at) / 1000;
+      if (from) {
+        out[from.type] = (out[from.type] ?? 0) + (at - from.at) / 1000;
+        intervals.push([from.at, at]);
+      }
     }
   }
+  // The workflow's own time between activities (workflow tasks, timers): no activity running.
+  let covered = 0;
+  let end = -Infinity;
+  for (const [a, b] of intervals.sort((x, y) => x[0] - y[0])) {
+    if (b <= end) continue;
+    covered += b - Math.max(a, end);
+    end = b;
+  }
+  out['(no activity running)'] = (last - first - covered) / 1000;
   return out;
 }
 
@@ -488,10 +564,11 @@ async function runProduct(
   const spec = benchSpec(kube, root, image);
   const taskQueue = uniqueId('vs-rayjob');
   const worker = await startWorker(env, kube, taskQueue, bundlePath);
+  let observer: Observer | undefined;
   try {
     const pid = worker.child.pid ?? 0;
     const op = kube.operator!;
-    const observer = new Observer(kube, kube.kubelet!.started.length, join(root, 'checkpoints'), () =>
+    observer = new Observer(kube, kube.kubelet!.started.length, join(root, 'checkpoints'), () =>
       worker.requests(),
     );
     const workerWindow = await procWindow(pid);
@@ -504,14 +581,15 @@ async function runProduct(
       workflowId: uniqueId('vs-rayjob-wf'),
       args: [testInput(spec)],
     });
-    const result: ExperimentResult = await handle.result();
+    const result: ExperimentResult = await Promise.race([handle.result(), abortedPromise]);
     const end = Date.now();
     const workerUse = await procWindowEnd(pid, workerWindow);
     const operator = await procWindowEnd(op.pid, opWindow);
     const workerRequests = (await worker.requests()) - workerRequests0;
     const opRequests = (await operatorRequests(op.metricsUrl)) - opRequests0;
-    await observer.until(() => observer.seen.deletedAt !== undefined, 120_000).catch(() => undefined);
-    const seen = await observer.stop();
+    const watching = observer;
+    await watching.until(() => watching.seen.deletedAt !== undefined, 120_000).catch(() => undefined);
+    const seen = await watching.stop();
     const minutes = (end - t0) / 60_000;
     const trainMinutes =
       seen.firstStepAt && seen.trainDoneAt ? (seen.trainDoneAt - seen.firstStepAt) / 60_000 : undefined;
@@ -520,9 +598,6 @@ async function runProduct(
       if (s.endedAt)
         stageSeconds[s.stage] =
           (stageSeconds[s.stage] ?? 0) + (Date.parse(s.endedAt) - Date.parse(s.startedAt)) / 1000;
-    const train = (seen.jobsAtTrainDone ?? seen.jobsAtFirstStep)?.find((j) =>
-      j.submission_id?.endsWith('-train-0'),
-    );
     return {
       side: 'product',
       createToPodsReady: secs(t0, seen.podsReadyAt),
@@ -530,7 +605,8 @@ async function runProduct(
       createToTrainDone: secs(t0, seen.trainDoneAt),
       createToDeleted: secs(t0, seen.deletedAt),
       totalWall: (end - t0) / 1000,
-      trainJobStartFromCreate: train?.start_time ? (train.start_time - t0) / 1000 : undefined,
+      trainJobStartFromCreate: secs(t0, seen.trainJobStartAt),
+      trainJobEndFromCreate: secs(t0, seen.trainJobEndAt),
       worker: workerUse,
       operator,
       kubeApiRequests: {
@@ -551,6 +627,7 @@ async function runProduct(
       outcome: result.outcome,
     };
   } finally {
+    await observer?.stop();
     await worker.stop();
   }
 }
@@ -567,6 +644,7 @@ async function settle(kube: KubeEnv): Promise<void> {
   const core = kube.admin.makeApiClient(CoreV1Api);
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
+    interrupted.signal.throwIfAborted();
     const pods = await core.listNamespacedPod({ namespace: kube.namespace });
     if (!pods.items.length && !(await rayProcesses()).length) return;
     await sleep(500);
@@ -607,6 +685,7 @@ try {
     ['create -> cluster deleted (s)', (r) => r.createToDeleted],
     ['total wall (s)', (r) => r.totalWall],
     ['create -> train Ray job started (s)', (r) => r.trainJobStartFromCreate],
+    ['create -> train Ray job ended (s)', (r) => r.trainJobEndFromCreate],
     ['operator CPU (s)', (r) => r.operator.cpuSeconds],
     ['operator peak RSS (MiB)', (r) => r.operator.peakRssMiB],
     ['worker CPU (s)', (r) => r.worker?.cpuSeconds],
@@ -647,6 +726,7 @@ try {
     ['hashing (hashCheckpoints)', 'hashCheckpoints', undefined],
     ['archive', 'archive', undefined],
     ['teardown', 'teardown', undefined],
+    ['(no activity running)', '(no activity running)', undefined],
   ];
   console.log(
     `\n${'product stage (median s)'.padEnd(44)}${'activity'.padStart(10)}${'Ray job'.padStart(10)}`,
