@@ -178,6 +178,8 @@ interface Observed {
   trainJobEndAt?: number;
   jobsAtFirstStep?: RayJobRecord[];
   jobsAtTrainDone?: RayJobRecord[];
+  /** The head's last answer before the cluster went (the validation job's times too). */
+  jobsLast?: RayJobRecord[];
   workerRequestsAtFirstStep?: number;
   workerRequestsAtTrainDone?: number;
   operatorRequestsAtFirstStep?: number;
@@ -245,6 +247,7 @@ class Observer {
       } else if (s.trainJobEndAt === undefined && (await this.readTrainJob(headIp))) {
         // read until the training job's end is recorded (or the head is gone)
       } else if (s.cluster) {
+        s.jobsLast = (await rayJobs(headIp)) ?? s.jobsLast;
         const rc = await custom
           .getNamespacedCustomObject({
             group: 'ray.io',
@@ -274,6 +277,7 @@ class Observer {
   /** Records the training job's start and end; true while it has not ended and the head answers. */
   private async readTrainJob(headIp: string | undefined): Promise<boolean> {
     const jobs = await rayJobs(headIp);
+    this.seen.jobsLast = jobs ?? this.seen.jobsLast;
     const train = jobs?.find((j) => isTrainJob(j));
     if (train?.start_time) this.seen.trainJobStartAt = train.start_time;
     if (train?.end_time) this.seen.trainJobEndAt = train.end_time;
@@ -459,7 +463,7 @@ async function runRayJob(kube: KubeEnv, i: number, image: string): Promise<RunRe
       perMinute: (opRequests + 1) / minutes,
       operatorPerMinute: opRequests / minutes,
     },
-    rayJobSeconds: jobSeconds(seen.jobsAtTrainDone ?? seen.jobsAtFirstStep),
+    rayJobSeconds: jobSeconds(seen.jobsLast ?? seen.jobsAtTrainDone ?? seen.jobsAtFirstStep),
     outcome: `${job.status?.jobDeploymentStatus}/${job.status?.jobStatus}`,
   };
 }
@@ -621,7 +625,7 @@ async function runProduct(
             : undefined,
         operatorPerMinute: opRequests / minutes,
       },
-      rayJobSeconds: jobSeconds(seen.jobsAtTrainDone ?? seen.jobsAtFirstStep),
+      rayJobSeconds: jobSeconds(seen.jobsLast ?? seen.jobsAtTrainDone ?? seen.jobsAtFirstStep),
       activitySeconds: await activitySeconds(handle),
       stageSeconds,
       outcome: result.outcome,
