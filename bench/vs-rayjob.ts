@@ -140,9 +140,13 @@ async function rayJobs(headIp: string | undefined): Promise<RayJobRecord[] | und
   }
 }
 
-/** The training job: the payload's trainer, not a validation run of it. */
+/**
+ * The training job: the trainer's argv (trainArgv sets total_training_steps), not a validation run
+ * of it; the environment probe's entrypoint names the trainer's module too.
+ */
 const isTrainJob = (j: RayJobRecord) =>
-  (j.entrypoint ?? '').includes('ragen_toy.train') && !(j.entrypoint ?? '').includes('val_only');
+  (j.entrypoint ?? '').includes(`trainer.total_training_steps=${steps}`) &&
+  !(j.entrypoint ?? '').includes('val_only');
 
 /** metrics.jsonl anywhere under `dir` (the product names the run's folder after the workflow id). */
 async function findMetrics(dir: string): Promise<string | undefined> {
