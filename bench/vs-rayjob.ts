@@ -30,8 +30,9 @@
  * under the run's checkpoint folder on the shared volume, has a line with step >= 1; step 0 is the
  * initial validation) -> training done (a line with the last step) -> cluster deleted (RayCluster
  * and its Pods gone); total wall: to the workflow's result (b) or the cluster deleted (a). The
- * Ray jobs' own start and end come from the head's /api/jobs/ (read at the first step and at the
- * last). Processes: the worker's (b) and the operator's (both) CPU time from /proc/<pid>/stat and
+ * Ray jobs' own start and end come from the head's /api/jobs/ (read at the first step, then from
+ * the last step until the cluster is gone). On a shared machine the training job's own run varies
+ * with the load: compare the walls less the training job's run (each run's record has both). Processes: the worker's (b) and the operator's (both) CPU time from /proc/<pid>/stat and
  * peak RSS (VmHWM, reset at the start of each run through /proc/<pid>/clear_refs). Kubernetes API
  * requests: the worker's client counts its own (as bench/kuberay-api-requests.ts counts them);
  * the operator's from its rest_client_requests_total. The product's extra stages come from the
