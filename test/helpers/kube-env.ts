@@ -43,6 +43,8 @@ export interface KubeEnv {
   /** The stand-in scheduler, kubelet and garbage collector; undefined with `kubelet: false`. */
   kubelet: KubeletStandIn | undefined;
   operatorLog: string | undefined;
+  /** The operator's process and metrics (a bench measures them); undefined with `kubelet: false`. */
+  operator: { pid: number; metricsUrl: string } | undefined;
   nodeName: string;
   /** Every stand-in node: nodeName first, then the extra ones. */
   nodeNames: string[];
@@ -239,6 +241,13 @@ export async function startKubeEnv(
     storageDir?: string;
     /** More stand-in nodes like the first (`standin-gpu-node-2`, ...), each with `gpus`. */
     extraNodes?: number;
+    /**
+     * The operator resolves Services' cluster DNS names (`<svc>.<ns>.svc.cluster.local`), as it
+     * does in a cluster: it runs in a mount namespace of its own whose /etc/hosts the stand-in
+     * kubelet keeps current. A RayJob in HTTPMode needs it (the operator submits to the head
+     * Service's dashboard port); the product never does (its worker reads status.head.podIP).
+     */
+    operatorClusterDns?: boolean;
   } = {},
 ): Promise<KubeEnv> {
   const started = Date.now();
@@ -408,17 +417,22 @@ export async function startKubeEnv(
     await core.replaceNamespacedPersistentVolumeClaimStatus({ name: pvc, namespace, body: claim });
     await waitCrdEstablished(admin);
     if (options.kubelet !== false) {
+      const hostsFile = options.operatorClusterDns ? join(dir, 'operator-hosts') : undefined;
+      if (hostsFile) await writeFile(hostsFile, '127.0.0.1\tlocalhost\n');
       kubelet = new KubeletStandIn({
         kc: admin,
         nodeName: STANDIN_NODE,
         extraNodes: nodeNames.slice(1),
         venvBin: dirname(loadConfig().rayBin),
+        hostHostsFile: hostsFile,
       });
       await kubelet.start();
       operator = await startKubeRayOperator(
         bins.operator,
         adminKubeconfig,
         join(dir, 'kuberay-operator.log'),
+        undefined,
+        { hostsFile },
       );
     }
 
@@ -440,6 +454,7 @@ export async function startKubeEnv(
       storageDir,
       kubelet,
       operatorLog: operator?.logPath,
+      operator: operator && { pid: operator.pid, metricsUrl: operator.metricsUrl },
       nodeName: STANDIN_NODE,
       nodeNames,
       gpus,

@@ -13,6 +13,10 @@ import { freePorts } from '../../src/backends/local/ports.js';
  */
 export interface RunningOperator {
   logPath: string;
+  /** The operator's process (CPU time and memory from /proc; a bench reads them). */
+  pid: number;
+  /** Its controller-runtime metrics (rest_client_requests_total: its Kubernetes API requests). */
+  metricsUrl: string;
   stop(): Promise<void>;
 }
 
@@ -26,29 +30,48 @@ export async function startKubeRayOperator(
   kubeconfig: string,
   logPath: string,
   timeoutMs = 60_000,
+  options: { hostsFile?: string } = {},
 ): Promise<RunningOperator> {
   const [metrics, health] = (await freePorts(2)) as [number, number];
   const log = await open(logPath, 'a');
-  const child: ChildProcess = spawn(
-    bin,
-    [
-      '--enable-leader-election=false',
-      `--metrics-addr=127.0.0.1:${metrics}`,
-      `--health-probe-bind-address=127.0.0.1:${health}`,
-      '--log-stdout-encoder=console',
-    ],
-    {
-      env: {
-        KUBECONFIG: kubeconfig,
-        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-        HOME: process.env['HOME'] ?? '/root',
-        // The operator's periodic reconcile (default 300 s) is when it creates a resumed cluster's
-        // Pods; 10 s keeps the suspension test short without changing what the operator does.
-        RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV: '10',
-      },
-      stdio: ['ignore', log.fd, log.fd],
+  const args = [
+    '--enable-leader-election=false',
+    `--metrics-addr=127.0.0.1:${metrics}`,
+    `--health-probe-bind-address=127.0.0.1:${health}`,
+    '--log-stdout-encoder=console',
+  ];
+  // hostsFile: the operator sees it as its /etc/hosts (a private mount namespace; unshare and sh
+  // exec, so the child is the operator itself). In a cluster the operator resolves a head
+  // Service's DNS name (a RayJob's HTTPMode submit) through cluster DNS; here the stand-in kubelet
+  // writes the Services' names into that file.
+  const [command, commandArgs] = options.hostsFile
+    ? [
+        'unshare',
+        [
+          '--mount',
+          '--propagation',
+          'private',
+          '--',
+          'sh',
+          '-c',
+          'mount --bind "$0" /etc/hosts && exec "$@"',
+          options.hostsFile,
+          bin,
+          ...args,
+        ],
+      ]
+    : [bin, args];
+  const child: ChildProcess = spawn(command, commandArgs, {
+    env: {
+      KUBECONFIG: kubeconfig,
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      HOME: process.env['HOME'] ?? '/root',
+      // The operator's periodic reconcile (default 300 s) is when it creates a resumed cluster's
+      // Pods; 10 s keeps the suspension test short without changing what the operator does.
+      RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV: '10',
     },
-  );
+    stdio: ['ignore', log.fd, log.fd],
+  });
   await log.close();
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
@@ -70,7 +93,8 @@ export async function startKubeRayOperator(
       (r) => r.ok,
       () => false,
     );
-    if (ready) return { logPath, stop };
+    if (ready)
+      return { logPath, pid: child.pid ?? 0, metricsUrl: `http://127.0.0.1:${metrics}/metrics`, stop };
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`kuberay-operator not ready within ${timeoutMs / 1000} s; see ${logPath}`);

@@ -79,6 +79,11 @@ export interface KubeletStandInOptions {
   venvBin: string;
   /** Per-Pod directories; not under /tmp (each container gets a private /tmp). */
   rootDir?: string;
+  /**
+   * A hosts file for a process outside the Pods (the operator, run out of cluster): every
+   * Service's cluster DNS names to its backing Pods, kept current as the Pods' own files are.
+   */
+  hostHostsFile?: string;
 }
 
 /** A test's hold on a Pod's containers (what a long image pull looks like): they start when it resolves. */
@@ -593,6 +598,18 @@ export class KubeletStandIn {
       const name = s.metadata?.name ?? '';
       return { ns, name, ips };
     });
+    if (this.o.hostHostsFile) {
+      const lines = ['127.0.0.1\tlocalhost', '::1\tlocalhost ip6-localhost ip6-loopback'];
+      for (const s of services)
+        for (const ip of s.ips)
+          lines.push(`${ip}\t${s.name}.${s.ns}.svc.cluster.local ${s.name}.${s.ns}.svc`);
+      const content = `${lines.join('\n')}\n`;
+      // Written in place (same inode): the file is bind-mounted over the operator's /etc/hosts.
+      if (this.hosts.get('') !== content) {
+        this.hosts.set('', content);
+        await writeFile(this.o.hostHostsFile, content).catch(() => undefined);
+      }
+    }
     for (const r of this.runners.values()) {
       if (!r.net || r.stopped) continue;
       const ns = r.pod.metadata?.namespace;
