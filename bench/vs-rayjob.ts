@@ -84,6 +84,19 @@ const CLOCK_TICKS = 100; // USER_HZ on Linux
 const secs = (from: number | undefined, to: number | undefined) =>
   from !== undefined && to !== undefined ? (to - from) / 1000 : undefined;
 
+/** What both sides report of one run's clock, from its create (t0) to its end. */
+function timesFrom(t0: number, end: number, seen: Observed) {
+  return {
+    createToPodsReady: secs(t0, seen.podsReadyAt),
+    createToFirstStep: secs(t0, seen.firstStepAt),
+    createToTrainDone: secs(t0, seen.trainDoneAt),
+    createToDeleted: secs(t0, seen.deletedAt),
+    totalWall: (end - t0) / 1000,
+    trainJobStartFromCreate: secs(t0, seen.trainJobStartAt),
+    trainJobEndFromCreate: secs(t0, seen.trainJobEndAt),
+  };
+}
+
 interface ProcSample {
   cpuSeconds: number;
 }
@@ -454,13 +467,7 @@ async function runRayJob(kube: KubeEnv, i: number, image: string): Promise<RunRe
   const minutes = (end - t0) / 60_000;
   return {
     side: 'rayjob',
-    createToPodsReady: secs(t0, seen.podsReadyAt),
-    createToFirstStep: secs(t0, seen.firstStepAt),
-    createToTrainDone: secs(t0, seen.trainDoneAt),
-    createToDeleted: secs(t0, seen.deletedAt),
-    totalWall: (end - t0) / 1000,
-    trainJobStartFromCreate: secs(t0, seen.trainJobStartAt),
-    trainJobEndFromCreate: secs(t0, seen.trainJobEndAt),
+    ...timesFrom(t0, end, seen),
     operator,
     kubeApiRequests: {
       operator: opRequests,
@@ -609,13 +616,7 @@ async function runProduct(
           (stageSeconds[s.stage] ?? 0) + (Date.parse(s.endedAt) - Date.parse(s.startedAt)) / 1000;
     return {
       side: 'product',
-      createToPodsReady: secs(t0, seen.podsReadyAt),
-      createToFirstStep: secs(t0, seen.firstStepAt),
-      createToTrainDone: secs(t0, seen.trainDoneAt),
-      createToDeleted: secs(t0, seen.deletedAt),
-      totalWall: (end - t0) / 1000,
-      trainJobStartFromCreate: secs(t0, seen.trainJobStartAt),
-      trainJobEndFromCreate: secs(t0, seen.trainJobEndAt),
+      ...timesFrom(t0, end, seen),
       worker: workerUse,
       operator,
       kubeApiRequests: {
