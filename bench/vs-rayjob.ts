@@ -218,9 +218,19 @@ class Observer {
     this.loop = this.run();
   }
 
+  /** The RayCluster object (rejects when it is gone). */
+  private rayCluster(name: string): Promise<unknown> {
+    return this.kube.admin.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+      group: 'ray.io',
+      version: 'v1',
+      namespace: this.kube.namespace,
+      plural: 'rayclusters',
+      name,
+    });
+  }
+
   private async run(): Promise<void> {
     const kubelet = this.kube.kubelet!;
-    const custom = this.kube.admin.makeApiClient(CustomObjectsApi);
     const core = this.kube.admin.makeApiClient(CoreV1Api);
     const operatorMetrics = this.kube.operator!.metricsUrl;
     const s = this.seen;
@@ -235,15 +245,8 @@ class Observer {
       if (s.podsReadyAt === undefined && ours.length === 3 && ready.every((t) => t !== undefined))
         s.podsReadyAt = Math.max(...(ready as number[]));
       if (s.cluster && !headIp) {
-        const rc = (await custom
-          .getNamespacedCustomObject({
-            group: 'ray.io',
-            version: 'v1',
-            namespace: this.kube.namespace,
-            plural: 'rayclusters',
-            name: s.cluster,
-          })
-          .catch(() => undefined)) as { status?: { head?: { podIP?: string } } } | undefined;
+        const rc = (await this.rayCluster(s.cluster).catch(() => undefined)) as
+          { status?: { head?: { podIP?: string } } } | undefined;
         headIp = rc?.status?.head?.podIP;
       }
       if (s.trainDoneAt === undefined) {
@@ -266,18 +269,10 @@ class Observer {
         // read until the training job's end is recorded (or the head is gone)
       } else if (s.cluster) {
         s.jobsLast = (await rayJobs(headIp)) ?? s.jobsLast;
-        const rc = await custom
-          .getNamespacedCustomObject({
-            group: 'ray.io',
-            version: 'v1',
-            namespace: this.kube.namespace,
-            plural: 'rayclusters',
-            name: s.cluster,
-          })
-          .then(
-            () => true,
-            () => false,
-          );
+        const rc = await this.rayCluster(s.cluster).then(
+          () => true,
+          () => false,
+        );
         const left = rc
           ? 1
           : (
