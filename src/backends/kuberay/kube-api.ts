@@ -435,12 +435,16 @@ export class KubeApi {
     return { gpus, nodes };
   }
 
-  /** Names of the Nodes that carry a label (a label selector). */
-  async nodeNames(labelSelector: string): Promise<string[]> {
+  /** The Nodes a label selector finds: name to annotations. */
+  async nodeAnnotations(labelSelector: string): Promise<Map<string, Record<string, string>>> {
     const list = await this.call({ verb: 'list', resource: 'nodes' }, () =>
       this.core.listNode({ labelSelector }),
     );
-    return list.items.map((n) => n.metadata?.name ?? '').filter(Boolean);
+    return new Map(
+      list.items
+        .filter((n) => n.metadata?.name)
+        .map((n) => [n.metadata!.name!, n.metadata?.annotations ?? {}]),
+    );
   }
 
   /** Merge-patch a Node's labels and annotations (null removes a key); false when no such Node. */

@@ -13,17 +13,23 @@ export const LINK_SUSPECT_REASON_ANNOTATION = 'ragen-orchestrator.io/link-suspec
 export const LINK_SUSPECT_UNTIL_ANNOTATION = 'ragen-orchestrator.io/link-suspect-until';
 
 export interface LabelSync {
+  /** Nodes patched now (a Node already labelled with the same expiry is left as it is). */
   labelled: string[];
   unlabelled: string[];
   /** Suspects with no Node of that name (named by IP, or on another cluster). */
   absent: string[];
 }
 
-/** Label the live suspects' Nodes and unlabel every other Node that carries the label. */
+/**
+ * Label the live suspects' Nodes and unlabel every other Node that carries the label. One list of
+ * the labelled Nodes; a patch only where a Node's label or expiry differs from the ledger (it runs
+ * at every submit).
+ */
 export async function syncSuspectLabels(api: KubeApi, live: NodeSuspect[]): Promise<LabelSync> {
-  const labelled = new Set(await api.nodeNames(LINK_SUSPECT_LABEL));
+  const labelled = await api.nodeAnnotations(LINK_SUSPECT_LABEL);
   const sync: LabelSync = { labelled: [], unlabelled: [], absent: [] };
   for (const s of live) {
+    if (labelled.get(s.node)?.[LINK_SUSPECT_UNTIL_ANNOTATION] === s.expires) continue; // already so
     const found = await api.patchNodeMetadata(s.node, {
       labels: { [LINK_SUSPECT_LABEL]: 'true' },
       annotations: { [LINK_SUSPECT_REASON_ANNOTATION]: s.reason, [LINK_SUSPECT_UNTIL_ANNOTATION]: s.expires },
@@ -31,7 +37,7 @@ export async function syncSuspectLabels(api: KubeApi, live: NodeSuspect[]): Prom
     (found ? sync.labelled : sync.absent).push(s.node);
   }
   const keep = new Set(live.map((s) => s.node));
-  for (const node of labelled) {
+  for (const node of labelled.keys()) {
     if (keep.has(node)) continue;
     await api.patchNodeMetadata(node, {
       labels: { [LINK_SUSPECT_LABEL]: null },
