@@ -3,13 +3,10 @@ import { type Ownership, withOwnership } from '../domain/ownership.js';
 import { UsageError } from '../user-errors.js';
 
 /** --owner and --team as a start command hands them over. */
-export interface Who {
-  owner?: string;
-  team?: string;
-}
+export type Who = Partial<Ownership>;
 
 /** The spec with owner and team resolved; a bad value exits 2 naming its flag, before anything starts. */
-export function owned<S extends { owner?: string; team?: string }>(spec: S, who: Who): S & Ownership {
+export function owned<S extends Partial<Ownership>>(spec: S, who: Who): S & Ownership {
   try {
     return withOwnership(spec, who, () => userInfo().username);
   } catch (err) {

@@ -13,8 +13,8 @@ export interface Ownership {
  * and team `default`. Validated here, before anything starts: a bad value names its flag.
  */
 export function resolveOwnership(
-  spec: { owner?: string; team?: string },
-  flags: { owner?: string; team?: string },
+  spec: Partial<Ownership>,
+  flags: Partial<Ownership>,
   osUser: () => string,
 ): Ownership {
   const pick = (
@@ -38,9 +38,9 @@ export function resolveOwnership(
 }
 
 /** The spec with its owner and team resolved (the form every start carries). */
-export function withOwnership<S extends { owner?: string; team?: string }>(
+export function withOwnership<S extends Partial<Ownership>>(
   spec: S,
-  flags: { owner?: string; team?: string },
+  flags: Partial<Ownership>,
   osUser: () => string,
 ): S & Ownership {
   return { ...spec, ...resolveOwnership(spec, flags, osUser) };
