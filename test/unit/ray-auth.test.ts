@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { headUsesTokenAuth } from '../../src/backends/kuberay/auth-secret.js';
 import { buildRayCluster } from '../../src/backends/kuberay/raycluster.js';
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
 import { rayOlderThan } from '../../src/domain/ray-auth.js';
@@ -71,5 +72,13 @@ describe('Ray token auth against the image Ray version (load time)', () => {
       owner,
     }).spec as any;
     assert.ok(JSON.stringify(withToken.headGroupSpec).includes('RAY_AUTH_MODE'));
+  });
+
+  it('the built RayCluster tells whether a token Secret exists (no Secret GET per dashboard call with auth: none)', () => {
+    const build = (yaml: string) =>
+      buildRayCluster({ name: 'c-a0', namespace: 'ns', spec: parseExperimentSpec(yaml), owner });
+    assert.equal(headUsesTokenAuth(build(kuberaySpecYaml())), true);
+    assert.equal(headUsesTokenAuth(build(`${withRay(kuberaySpecYaml(), '2.49.0')}auth: none\n`)), false);
+    assert.equal(headUsesTokenAuth({ spec: {} }), false);
   });
 });

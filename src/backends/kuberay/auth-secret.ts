@@ -67,6 +67,16 @@ export function tokenOf(secret: { data?: Record<string, string> }): string | und
   return b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8');
 }
 
+interface HeadContainers {
+  headGroupSpec?: { template?: { spec?: { containers?: { env?: { name?: string; value?: string }[] }[] } } };
+}
+
+/** Whether a RayCluster's head runs in token mode (the env withRayAuthEnv gave its containers). */
+export function headUsesTokenAuth(cluster: { spec: Record<string, unknown> }): boolean {
+  const containers = (cluster.spec as HeadContainers).headGroupSpec?.template?.spec?.containers ?? [];
+  return containers.some((c) => (c.env ?? []).some((e) => e.name === 'RAY_AUTH_MODE' && e.value === 'token'));
+}
+
 /**
  * The container's env with token mode on, appended last so it wins over a user's `env` entry of
  * the same name; the value stays in the Secret.

@@ -22,6 +22,7 @@ import { probeFailures } from './probe-failures.js';
 import {
   type SecretObject,
   authSecretName,
+  headUsesTokenAuth,
   buildAuthSecret,
   clusterOfAuthSecret,
   tokenOf,
@@ -181,6 +182,10 @@ export class KubeRayBackend implements ComputeBackend {
   async dashboardToken(handle: ClusterHandle): Promise<string | undefined> {
     const cached = this.tokens.get(handle.name);
     if (cached) return cached;
+    // An auth: none cluster has no Secret: its watched object says so without a request (a GET
+    // per dashboard call was most of the worker's API requests).
+    const object = await this.cache.get(handle.name);
+    if (object && !headUsesTokenAuth(object)) return undefined;
     const secret = await this.api.getSecret(authSecretName(handle.name));
     const token = secret && tokenOf(secret);
     if (token) this.tokens.set(handle.name, token);
