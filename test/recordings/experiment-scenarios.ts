@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { ErrorTypes } from '../../src/domain/error-types.js';
 import { fakeActivities, heartbeatUntilCancelled } from '../helpers/fake-activities.js';
 import { type Scenario, until } from '../helpers/history-recorder.js';
+import { kuberaySpec } from '../helpers/kuberay-specs.js';
 import { testInput, testSpec } from '../helpers/specs.js';
 
 /** A tracker and a notification target (stand-ins answer both), so those commands are recorded too. */
@@ -18,6 +19,14 @@ export const experimentScenarios: Record<string, Scenario> = {
     workflowId: 'experiment-succeeded',
     workflowType: 'experiment',
     args: [testInput(trackedAndNotified())],
+    activities: fakeActivities().activities,
+  }),
+
+  // KubeRay: the shared-storage proof and the all-reduce check, recorded before they ran together.
+  'experiment-kuberay-succeeded': () => ({
+    workflowId: 'experiment-kuberay-succeeded',
+    workflowType: 'experiment',
+    args: [testInput(kuberaySpec('/mnt/shared'))],
     activities: fakeActivities().activities,
   }),
 
