@@ -4,6 +4,7 @@ import {
   condition,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -13,7 +14,9 @@ import { ErrorTypes } from '../domain/error-types.js';
 import type { ExperimentInput, ExperimentResult } from '../domain/experiment-input.js';
 import { clusterName } from '../domain/naming.js';
 import { checkpointPath, ledgerPath, validationResultsPath } from '../domain/paths.js';
-import type { StageName, StageRecord } from '../domain/results.js';
+import type { AllReduceResult, StageName, StageOutcome, StageRecord } from '../domain/results.js';
+import type { HashCheckpointsResult } from '../activities/hash-checkpoints.js';
+import type { ClusterHandle } from '../domain/cluster.js';
 import { workflowNowIso } from './clock.js';
 import { waitForAdmission } from './admission.js';
 import { withDeadline } from './deadline.js';
@@ -35,6 +38,7 @@ import {
 import { ExperimentVisibility } from './experiment-visibility.js';
 import { outcomeOf, unwrapFailure } from './failure-info.js';
 import { logStage } from './stage-log.js';
+import { HASHING_DURING_TEARDOWN, STORAGE_PROOF_ALONGSIDE_CHECKS } from './patches.js';
 import { notifyTargets } from './notify.js';
 import { notifyScheduleWillPause } from './schedule-pause.js';
 import { trackExperiment, wandbIds } from './tracking.js';
@@ -81,9 +85,14 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
     await provisionCluster(run);
     if (await trainStage(run)) await validateStage(run);
   });
-  // Hashing and archiving read shared storage only: the cluster (its GPUs) is freed first.
-  await teardownStage(run);
-  await archiveStage(run);
+  // Hashing and archiving read shared storage only: the cluster (its GPUs) is freed first, and
+  // hashing runs meanwhile when no trainer can still be writing.
+  const hashWhileTearingDown = mayHashDuringTeardown(run);
+  const tearingDown = teardownStage(run);
+  const hashing = hashWhileTearingDown ? hashRunCheckpoints(run) : undefined;
+  hashing?.catch(() => undefined); // awaited by the archive stage, which records a failure
+  await tearingDown;
+  await archiveStage(run, hashing);
   markDone(run);
   // After teardown: a slow or unreachable tracker never keeps a cluster (and its GPUs) waiting.
   run.tracking = await trackExperiment(run.input.spec.tracking?.mlflow, run.archive.manifestPath);
@@ -231,19 +240,47 @@ async function joinStage(run: ExperimentRun): Promise<void> {
       });
     }
     // The local backend shares the worker's file system by construction; a KubeRay one must prove it.
-    if (spec.backend === 'kuberay') await proveSharedStorage({ spec, handle: cluster, runDir: run.runDir });
-    run.allReduce = await allReduceCheck({
-      spec,
-      handle: cluster,
-      runDir: run.runDir,
-      checkpointDir: run.checkpointDir,
-    }).catch((err: unknown) => {
-      // An unmet image contract: its findings go in the manifest too.
-      run.failedEnvironmentProbe = environmentOfFailureDetails(unwrapFailure(err).details);
-      throw err;
-    });
+    if (spec.backend !== 'kuberay') run.allReduce = await checkAllReduce(run, cluster);
+    else if (patched(STORAGE_PROOF_ALONGSIDE_CHECKS))
+      run.allReduce = await checkAllReduceProvingStorage(run, cluster);
+    else {
+      await proveSharedStorage({ spec, handle: cluster, runDir: run.runDir });
+      run.allReduce = await checkAllReduce(run, cluster);
+    }
     return r.value;
   });
+}
+
+/** The environment probe and the all-reduce check (one activity). */
+function checkAllReduce(run: ExperimentRun, cluster: ClusterHandle): Promise<AllReduceResult> {
+  const { spec } = run.input;
+  return allReduceCheck({
+    spec,
+    handle: cluster,
+    runDir: run.runDir,
+    checkpointDir: run.checkpointDir,
+  }).catch((err: unknown) => {
+    // An unmet image contract: its findings go in the manifest too.
+    run.failedEnvironmentProbe = environmentOfFailureDetails(unwrapFailure(err).details);
+    throw err;
+  });
+}
+
+/**
+ * The storage proof alongside the checks: its Ray tasks take no GPU, so it costs no wait. Storage
+ * that is not shared explains whatever the checks then report, so its failure wins and stops them.
+ */
+async function checkAllReduceProvingStorage(
+  run: ExperimentRun,
+  cluster: ClusterHandle,
+): Promise<AllReduceResult> {
+  const checks = new CancellationScope();
+  const proof = proveSharedStorage({ spec: run.input.spec, handle: cluster, runDir: run.runDir });
+  proof.catch(() => checks.cancel());
+  const [proved, checked] = await Promise.allSettled([proof, checks.run(() => checkAllReduce(run, cluster))]);
+  if (proved.status === 'rejected') throw proved.reason;
+  if (checked.status === 'rejected') throw checked.reason;
+  return checked.value;
 }
 
 /**
@@ -351,20 +388,35 @@ async function validateStage(run: ExperimentRun): Promise<void> {
   }
 }
 
-/** Archive whenever anything ran past preflight; on cancel too ("archive what exists"). */
-async function archiveStage(run: ExperimentRun): Promise<void> {
-  if (!run.verified) return;
+/** Training outcomes after which no trainer job of this run is left writing checkpoints. */
+const TRAINER_ENDED: ReadonlySet<StageOutcome> = new Set(['succeeded', 'earlyStopped', 'skipped']);
+
+/** Hashing is its own long-running activity; the archive reuses the ledger's hashes. Never cancelled. */
+function hashRunCheckpoints(run: ExperimentRun): Promise<HashCheckpointsResult> {
   const { archiveDir } = run.input.spec.storage;
   const ledger = run.input.ledgerPath ?? ledgerPath(archiveDir, run.input.spec.name, run.ids.workflowId);
+  return CancellationScope.nonCancellable(() =>
+    hashCheckpoints({ checkpointDir: run.checkpointDir, ledgerPath: ledger, now: workflowNowIso() }),
+  );
+}
+
+/**
+ * Whether hashing starts with teardown: there is an archive to write and the trainer's job ended by
+ * itself or never ran (a stopped job may still be writing its last checkpoint: hash after teardown).
+ */
+function mayHashDuringTeardown(run: ExperimentRun): boolean {
+  if (!run.verified || !run.handle || !TRAINER_ENDED.has(run.training.outcome)) return false;
+  return patched(HASHING_DURING_TEARDOWN);
+}
+
+/** Archive whenever anything ran past preflight; on cancel too ("archive what exists"). */
+async function archiveStage(run: ExperimentRun, hashing?: Promise<HashCheckpointsResult>): Promise<void> {
+  if (!run.verified) return;
+  const { archiveDir } = run.input.spec.storage;
   try {
     const written = await CancellationScope.nonCancellable(() =>
       stage(run, 'archive', async () => {
-        // Hashing is its own long-running activity; the archive reuses the ledger's hashes.
-        const { checkpoints } = await hashCheckpoints({
-          checkpointDir: run.checkpointDir,
-          ledgerPath: ledger,
-          now: workflowNowIso(),
-        });
+        const { checkpoints } = await (hashing ?? hashRunCheckpoints(run));
         return archive({ draft: buildManifestDraft(run), archiveDir, checkpoints });
       }),
     );

@@ -78,13 +78,33 @@ const joinStages = [
 ];
 
 describe('experiment workflow on kuberay: admission, shared storage, pod failures (time-skipping server, fake activities)', () => {
-  it('waits for Kueue admission before join, proves shared storage before the all-reduce and training', async () => {
+  it('waits for Kueue admission before join, proves shared storage alongside the all-reduce, before training', async () => {
     const { result, calls } = await runWith({}, queued(3600));
     assert.equal(result?.outcome, 'succeeded');
-    assert.deepEqual(
-      calls.filter((c) => joinStages.includes(c)),
-      joinStages,
+    const inJoin = calls.filter((c) => joinStages.includes(c));
+    assert.deepEqual(inJoin.slice(0, 3), joinStages.slice(0, 3));
+    assert.deepEqual(inJoin.slice(3, 5).sort(), ['allReduceCheck', 'proveSharedStorage']);
+    assert.deepEqual(inJoin.slice(5), joinStages.slice(5));
+  });
+
+  it('storage that is not shared wins over the all-reduce check it explains, and stops it', async () => {
+    const running = await runWith(
+      { proveSharedStorage: permanent(ErrorTypes.StorageNotShared), allReduceCheck: heartbeatUntilCancelled },
+      kuberaySpec('/mnt/shared'),
     );
+    assert.equal(failure(running.error).type, ErrorTypes.StorageNotShared);
+    // Both failing (the probe could not read its own results): the storage error, and no resubmit.
+    const both = await runWith(
+      {
+        proveSharedStorage: permanent(ErrorTypes.StorageNotShared),
+        allReduceCheck: permanent(ErrorTypes.AllReduceFailed),
+      },
+      kuberaySpec('/mnt/shared'),
+    );
+    const f = failure(both.error);
+    assert.equal(f.type, ErrorTypes.StorageNotShared);
+    assert.equal(f.result?.submits, 1);
+    assert.ok(!both.calls.includes('train'));
   });
 
   it('without a queue there is no admission wait; the local backend has no storage proof', async () => {

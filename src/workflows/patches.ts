@@ -1,0 +1,17 @@
+/**
+ * `patched()` ids of workflow changes since 1.0. Each has a history recorded before it in
+ * test/workflows/histories/ (the replay test runs the old branch on it); an id is removed only when
+ * no workflow that started before it can still be running (CONTRIBUTING.md).
+ */
+
+/**
+ * KubeRay: the shared-storage proof runs alongside the environment probe and the all-reduce check
+ * (its Ray tasks take no GPU), instead of before them. Recorded before: experiment-kuberay-succeeded.
+ */
+export const STORAGE_PROOF_ALONGSIDE_CHECKS = 'storage-proof-alongside-checks';
+
+/**
+ * Checkpoint hashing starts with teardown when no trainer can still be writing (its job ended by
+ * itself, or none ran), instead of after it. Recorded before: experiment-succeeded.
+ */
+export const HASHING_DURING_TEARDOWN = 'hashing-during-teardown';
