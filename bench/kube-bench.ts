@@ -1,0 +1,116 @@
+/**
+ * What the benches on the kuberay test environment (bench/vs-rayjob.ts, bench/recovery.ts) share:
+ * an interruption that ends their waits, the product's worker as a process of its own
+ * (bench/standins/kuberay-worker.ts), a run's folder on the shared volume, waiting until the
+ * previous run left no Pod and no Ray process, and medians.
+ *
+ * Importing this module installs SIGINT/SIGTERM handlers: they abort `interrupted`, so a bench's
+ * waits end and its `finally` stops every process it started.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { chmod, chown, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { REPO_ROOT } from '../src/config.js';
+import type { KubeEnv } from '../test/helpers/kube-env.js';
+import { IMAGE_USER } from '../test/helpers/kubelet-standin/pod-spec.js';
+import { rayProcesses } from '../test/helpers/processes.js';
+
+export const interrupted = new AbortController();
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => interrupted.abort(new Error(`${signal}: stopping`)));
+/** Rejects once the bench is interrupted: race a wait against it. */
+export const abortedPromise = new Promise<never>((_, reject) =>
+  interrupted.signal.addEventListener('abort', () => reject(interrupted.signal.reason as Error)),
+);
+abortedPromise.catch(() => undefined);
+
+/** Seconds from `from` to `to` (ms); undefined when either is missing. */
+export const secs = (from: number | undefined, to: number | undefined) =>
+  from !== undefined && to !== undefined ? (to - from) / 1000 : undefined;
+
+export function median(values: (number | undefined)[]): number | undefined {
+  const v = values.filter((x): x is number => x !== undefined && Number.isFinite(x)).sort((a, b) => a - b);
+  if (!v.length) return undefined;
+  const mid = Math.floor(v.length / 2);
+  return v.length % 2 ? v[mid] : ((v[mid - 1] ?? 0) + (v[mid] ?? 0)) / 2;
+}
+
+/** A run's own folder on the shared volume, writable by the Pods' user (group 100, 2775). */
+export async function runRoot(storage: string, name: string): Promise<string> {
+  const dir = join(storage, name);
+  await mkdir(dir, { recursive: true });
+  await chown(dir, 0, IMAGE_USER.gid);
+  await chmod(dir, 0o2775);
+  return dir;
+}
+
+/** Waits until no Pod and no Ray process is left from the previous run. */
+export async function settle(kube: KubeEnv): Promise<void> {
+  const core = kube.admin.makeApiClient(CoreV1Api);
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    interrupted.signal.throwIfAborted();
+    const pods = await core.listNamespacedPod({ namespace: kube.namespace });
+    if (!pods.items.length && !(await rayProcesses()).length) return;
+    await sleep(500);
+  }
+  throw new Error('Pods or Ray processes left from the previous run after 120 s');
+}
+
+export interface BenchWorker {
+  child: ChildProcess;
+  requests(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * bench/standins/kuberay-worker.ts on `taskQueue`, against the env's dev server and kube-apiserver;
+ * `env` adds to its environment (the product's settings, e.g. RAGEN_POLL_INTERVAL_MS).
+ */
+export async function startWorker(
+  temporal: TestWorkflowEnvironment,
+  kube: KubeEnv,
+  taskQueue: string,
+  bundlePath: string,
+  env: Record<string, string> = {},
+): Promise<BenchWorker> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/standins/kuberay-worker.ts'], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    env: {
+      ...process.env,
+      ...env,
+      TEMPORAL_ADDRESS: temporal.address,
+      BENCH_TASK_QUEUE: taskQueue,
+      BENCH_WORKFLOW_BUNDLE: bundlePath,
+      BENCH_KUBECONFIG: kube.adminKubeconfig,
+      BENCH_NAMESPACE: kube.namespace,
+    },
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  while (!out.includes('polling')) {
+    if (child.exitCode !== null) throw new Error(`the bench worker exited with ${child.exitCode}`);
+    await sleep(200);
+  }
+  return {
+    child,
+    requests: async () => {
+      const answer = once(child, 'message') as Promise<[{ requests: number }]>;
+      child.send('requests');
+      return (await answer)[0].requests;
+    },
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
