@@ -15,8 +15,10 @@ import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { REPO_ROOT } from '../src/config.js';
+import type { ExperimentSpec } from '../src/domain/experiment.js';
 import type { KubeEnv } from '../test/helpers/kube-env.js';
 import { IMAGE_USER } from '../test/helpers/kubelet-standin/pod-spec.js';
+import { kuberaySpec } from '../test/helpers/kuberay-specs.js';
 import { rayProcesses } from '../test/helpers/processes.js';
 
 export const interrupted = new AbortController();
@@ -111,6 +113,33 @@ export async function startWorker(
       const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
       await exited;
       clearTimeout(timer);
+    },
+  };
+}
+
+/**
+ * The kuberay tests' spec for a bench run: the run's folders under `root` on the volume (mounted
+ * at its host path, so the Pods see them there too), `auth: none`, the file logger (the bench
+ * reads metrics.jsonl), long join and run deadlines, and `deadlines` over those.
+ */
+export function kuberayBenchSpec(
+  kube: KubeEnv,
+  root: string,
+  image: string,
+  o: { steps: number; saveFreq: number; deadlines?: Partial<ExperimentSpec['deadlines']> },
+): ExperimentSpec {
+  const s = kuberaySpec(kube.storageDir, kube.pvc);
+  return {
+    ...s,
+    image,
+    storage: { ...s.storage, checkpointDir: join(root, 'checkpoints'), archiveDir: join(root, 'archive') },
+    auth: 'none',
+    deadlines: { ...s.deadlines, joinSeconds: 600, runSeconds: 7200, ...o.deadlines },
+    trainer: {
+      ...s.trainer,
+      totalTrainingSteps: o.steps,
+      saveFreq: o.saveFreq,
+      loggers: ['console', 'file'],
     },
   };
 }

@@ -51,15 +51,22 @@ import { trainJobEnv } from '../src/activities/train-job-env.js';
 import { buildRayCluster } from '../src/backends/kuberay/raycluster.js';
 import { shellQuote, trainArgv } from '../src/domain/entrypoint.js';
 import type { ExperimentResult } from '../src/domain/experiment-input.js';
-import type { ExperimentSpec } from '../src/domain/experiment.js';
 import type { experiment } from '../src/workflows/experiment.js';
 import { type KubeEnv, startKubeEnv } from '../test/helpers/kube-env.js';
-import { kuberaySpec } from '../test/helpers/kuberay-specs.js';
 import { pushSokobanImage } from '../test/helpers/oci-images.js';
 import { type RunningRegistry, startRegistry } from '../test/helpers/oci-registry.js';
 import { testInput } from '../test/helpers/specs.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../test/helpers/temporal.js';
-import { abortedPromise, interrupted, median, runRoot, secs, settle, startWorker } from './kube-bench.js';
+import {
+  abortedPromise,
+  interrupted,
+  kuberayBenchSpec,
+  median,
+  runRoot,
+  secs,
+  settle,
+  startWorker,
+} from './kube-bench.js';
 import { writeResults } from './results.js';
 
 const runsEach = Number(process.argv[2] ?? 3);
@@ -308,24 +315,6 @@ class Observer {
   }
 }
 
-/** The kuberay tests' spec; the volume mounted at its host path (the Pods see the run's folder there too). */
-function benchSpec(kube: KubeEnv, root: string, image: string): ExperimentSpec {
-  const s = kuberaySpec(kube.storageDir, kube.pvc);
-  return {
-    ...s,
-    image,
-    storage: { ...s.storage, checkpointDir: join(root, 'checkpoints'), archiveDir: join(root, 'archive') },
-    auth: 'none',
-    deadlines: { ...s.deadlines, joinSeconds: 600, runSeconds: 7200, noProgressSeconds: 300 },
-    trainer: {
-      ...s.trainer,
-      totalTrainingSteps: steps,
-      saveFreq: Math.max(1, Math.floor(steps / 2)),
-      loggers: ['console', 'file'],
-    },
-  };
-}
-
 /** Ray jobs' own seconds (start -> end) by the stage in their submission id (`<cluster>-<stage>-<n>`). */
 function jobSeconds(jobs: RayJobRecord[] | undefined): Record<string, number> {
   const out: Record<string, number> = {};
@@ -364,7 +353,11 @@ interface RunRecord {
 
 async function runRayJob(kube: KubeEnv, i: number, image: string): Promise<RunRecord> {
   const root = await runRoot(kube.storageDir, `rayjob-${i}`);
-  const spec = benchSpec(kube, root, image);
+  const spec = kuberayBenchSpec(kube, root, image, {
+    steps,
+    saveFreq: Math.max(1, Math.floor(steps / 2)),
+    deadlines: { noProgressSeconds: 300 },
+  });
   const checkpointDir = join(root, 'checkpoints', `rayjob-${i}`);
   const env = await trainJobEnv(spec, checkpointDir, { workflowId: `rayjob-${i}` });
   const name = `bench-rayjob-${i}`;
@@ -498,7 +491,11 @@ async function runProduct(
   bundlePath: string,
 ): Promise<RunRecord> {
   const root = await runRoot(kube.storageDir, `product-${i}`);
-  const spec = benchSpec(kube, root, image);
+  const spec = kuberayBenchSpec(kube, root, image, {
+    steps,
+    saveFreq: Math.max(1, Math.floor(steps / 2)),
+    deadlines: { noProgressSeconds: 300 },
+  });
   const taskQueue = uniqueId('vs-rayjob');
   const worker = await startWorker(env, kube, taskQueue, bundlePath);
   let observer: Observer | undefined;
