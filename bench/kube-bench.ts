@@ -1,8 +1,9 @@
 /**
  * What the benches on the kuberay test environment (bench/vs-rayjob.ts, bench/recovery.ts) share:
  * an interruption that ends their waits, the product's worker as a process of its own
- * (bench/standins/kuberay-worker.ts), a run's folder on the shared volume, waiting until the
- * previous run left no Pod and no Ray process, and medians.
+ * (bench/standins/kuberay-worker.ts), the kuberay tests' spec for a run, a run's folder on the
+ * shared volume, waiting until the previous run left no Pod and no Ray process, history event
+ * times and medians.
  *
  * Importing this module installs SIGINT/SIGTERM handlers: they abort `interrupted`, so a bench's
  * waits end and its `finally` stops every process it started.
@@ -33,6 +34,10 @@ abortedPromise.catch(() => undefined);
 /** Seconds from `from` to `to` (ms); undefined when either is missing. */
 export const secs = (from: number | undefined, to: number | undefined) =>
   from !== undefined && to !== undefined ? (to - from) / 1000 : undefined;
+
+/** ms since epoch of a history event's eventTime. */
+export const eventMs = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+  Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
 
 export function median(values: (number | undefined)[]): number | undefined {
   const v = values.filter((x): x is number => x !== undefined && Number.isFinite(x)).sort((a, b) => a - b);

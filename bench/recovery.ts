@@ -60,6 +60,7 @@ import { testInput } from '../test/helpers/specs.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../test/helpers/temporal.js';
 import {
   type BenchWorker,
+  eventMs,
   interrupted,
   kuberayBenchSpec,
   median,
@@ -110,10 +111,6 @@ interface RecoveryRecord {
   goals?: { firstStepLimit: number; firstStepMet: boolean; stepsLostMet: boolean };
   error?: string;
 }
-
-/** ms since epoch of a history event. */
-const eventMs = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
-  Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
 
 /** What an attempt's (child workflow's) history says: its start and input, its activities' times, its close. */
 async function attemptTimeline(client: Client, workflowId: string) {

@@ -59,6 +59,7 @@ import { testInput } from '../test/helpers/specs.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../test/helpers/temporal.js';
 import {
   abortedPromise,
+  eventMs,
   interrupted,
   kuberayBenchSpec,
   median,
@@ -447,13 +448,11 @@ async function activitySeconds(handle: WorkflowHandle): Promise<Record<string, n
   const history = await handle.fetchHistory();
   const scheduled = new Map<string, { type: string; at: number }>();
   const out: Record<string, number> = {};
-  const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
-    Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
   const intervals: [number, number][] = [];
   let first = Infinity;
   let last = 0;
   for (const e of history.events ?? []) {
-    const at = ms(e.eventTime);
+    const at = eventMs(e.eventTime);
     first = Math.min(first, at);
     last = Math.max(last, at);
     const s = e.activityTaskScheduledEventAttributes;
