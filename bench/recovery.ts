@@ -18,6 +18,8 @@
  * first checkpoint is complete (its tracker) and the payload has logged half a save interval past
  * it (metrics.jsonl under the campaign's checkpoint dir, on the shared volume), then injects the
  * fault (t0) and measures, in seconds after t0:
+ *   - node gone: none of the faulted node's processes runs any more (a deleted Pod's processes
+ *     get SIGTERM, then SIGKILL after the Pod's grace period);
  *   - fault recorded: the earliest point the product records the failure, the failed attempt's
  *     (child workflow's) `train` activity closing (ActivityTaskFailed or TimedOut in its history:
  *     the attempt's train stage ends with that error; the stage query turns to teardown);
@@ -37,7 +39,7 @@
  *   flock /tmp/ray-test.lock npx tsx bench/recovery.ts [N=1] [steps=400] [saveFreq=75]
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
@@ -93,8 +95,10 @@ interface RecoveryRecord {
   /** Last step logged before the fault was injected, and the checkpoint complete then. */
   stepAtFault: number;
   checkpointAtFault: number;
+  /** The faulted node's processes all gone (a deleted Pod's go after its grace period). */
+  nodeGone?: number;
   faultRecorded?: number;
-  /** How the failed attempt's train stage ended (error type: message). */
+  /** How the failed attempt's train stage ended (error type: the message's first line, cut at 240). */
   recordedAs?: string;
   attemptEnded?: number;
   nextAttemptStarted?: number;
@@ -142,7 +146,7 @@ async function attemptTimeline(client: Client, workflowId: string) {
       record.closedAt = at;
       const f = failed?.failure;
       if (f)
-        record.failure = `${f.applicationFailureInfo?.type ?? f.timeoutFailureInfo?.timeoutType ?? '?'}: ${f.message ?? ''}`;
+        record.failure = `${f.applicationFailureInfo?.type ?? f.timeoutFailureInfo?.timeoutType ?? '?'}: ${(f.message ?? '').split('\n')[0]?.slice(0, 240)}`;
     }
     if (
       e.workflowExecutionCompletedEventAttributes ??
@@ -187,7 +191,8 @@ async function measure(o: {
   client: Client;
   handle: WorkflowHandle<typeof campaign>;
   checkpointDir: string;
-  inject: (attemptId: string) => Promise<string>;
+  /** Injects the fault; `gone` tells whether the node's processes are all gone. */
+  inject: (attemptId: string) => Promise<{ fault: string; gone: () => Promise<boolean> }>;
   extra?: (createAt: number | undefined) => Partial<RecoveryRecord>;
 }): Promise<RecoveryRecord> {
   const { handle, checkpointDir: dir, client } = o;
@@ -205,7 +210,7 @@ async function measure(o: {
     600_000,
   );
   const t0 = Date.now();
-  const fault = await o.inject(`${id}-a1`);
+  const { fault, gone } = await o.inject(`${id}-a1`);
   const record: RecoveryRecord = {
     case: o.case,
     run: o.run,
@@ -219,10 +224,12 @@ async function measure(o: {
     // after the restart in metrics.jsonl is the new cluster's first training step.
     let resumedFromStep: number | undefined;
     let firstStepAt: number | undefined;
+    let goneAt: number | undefined;
     await until(
       'the next attempt trains',
       handle,
       async () => {
+        if (goneAt === undefined && (await gone())) goneAt = Date.now();
         if (resumedFromStep === undefined) {
           const next = await attemptTimeline(client, `${id}-a2`).catch(() => undefined);
           if (!next?.input) return false;
@@ -249,6 +256,7 @@ async function measure(o: {
     const ownStart = secs(submit?.scheduledAt, join?.closedAt);
     const firstTrainingStep = secs(t0, firstStepAt);
     Object.assign(record, {
+      nodeGone: secs(t0, goneAt),
       faultRecorded: secs(t0, train?.failure ? train.closedAt : undefined),
       recordedAs: train?.failure ?? `train activity not failed (closed: ${train?.closedAt !== undefined})`,
       attemptEnded: secs(t0, failed.closedAt),
@@ -277,6 +285,22 @@ async function measure(o: {
   }
   console.log(`${o.case} #${o.run}: ${JSON.stringify(record)}`);
   return record;
+}
+
+/** Whether `pid` runs (a zombie, killed but not yet reaped, does not). */
+async function alive(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  return stat !== '' && stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+}
+
+/** Whether a process of group `pgid` exists (a zombie counts: kill(2) with signal 0). */
+function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The first Running worker Pod of the KubeRay cluster (the only one: runs do not overlap). */
@@ -334,13 +358,15 @@ async function kuberayRuns(): Promise<{ runs: RecoveryRecord[]; kubeEnvStartSeco
                 cluster: pod.metadata?.labels?.['ray.io/cluster'],
                 startedIndex: kubelet.started.length,
               };
+              const pids = await kubelet.podProcesses(name);
+              const gone = async () => !(await Promise.all(pids.map(alive))).some(Boolean);
               if (kind === 'pod-delete') {
                 await core.deleteNamespacedPod({ name, namespace: kube.namespace });
-                return `deleted worker Pod ${name}`;
+                const grace = pod.spec?.terminationGracePeriodSeconds ?? 30;
+                return { fault: `deleted worker Pod ${name} (grace period ${grace} s)`, gone };
               }
-              const pids = await kubelet.podProcesses(name);
               for (const pid of pids) signal(pid, 'SIGKILL');
-              return `killed the ${pids.length} processes of worker Pod ${name}`;
+              return { fault: `killed the ${pids.length} processes of worker Pod ${name}`, gone };
             },
             extra: (createAt) => {
               // The next cluster's Pods: started after the fault, of another RayCluster.
@@ -404,7 +430,10 @@ async function localRuns(): Promise<RecoveryRecord[]> {
             const pgid = cluster?.workerPgids[0];
             if (!pgid) throw new Error(`no local cluster with a worker node for ${attemptId}`);
             signal(-pgid, 'SIGKILL'); // the node's whole process group: raylet and its workers
-            return `killed worker node process group ${pgid} of ${cluster.name}`;
+            return {
+              fault: `killed worker node process group ${pgid} of ${cluster.name}`,
+              gone: () => Promise.resolve(!groupExists(pgid)),
+            };
           },
         }),
       );
@@ -422,6 +451,7 @@ const kuberay = await kuberayRuns();
 const runs = [...kuberay.runs, ...(await localRuns())];
 
 const rows: [string, (r: RecoveryRecord) => number | undefined][] = [
+  ["faulted node's processes gone", (r) => r.nodeGone],
   ['fault recorded (train activity failed)', (r) => r.faultRecorded],
   ['failed attempt ended (teardown, archive)', (r) => r.attemptEnded],
   ['next attempt started', (r) => r.nextAttemptStarted],
