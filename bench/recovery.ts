@@ -281,7 +281,8 @@ async function measure(o: {
   } finally {
     // Graceful: the running attempt archives and tears its cluster down.
     await handle.cancel().catch(() => undefined);
-    await Promise.race([outcomeOf(handle), sleep(300_000)]);
+    // An unref'd timer: once the campaign has ended, it must not keep the bench (and the lock) alive.
+    await Promise.race([outcomeOf(handle), sleep(300_000, undefined, { ref: false })]);
   }
   console.log(`${o.case} #${o.run}: ${JSON.stringify(record)}`);
   return record;
