@@ -2,8 +2,8 @@
  * What the benches on the kuberay test environment (bench/vs-rayjob.ts, bench/recovery.ts) share:
  * an interruption that ends their waits, the product's worker as a process of its own
  * (bench/standins/kuberay-worker.ts), the kuberay tests' spec for a run, a run's folder on the
- * shared volume, waiting until the previous run left no Pod and no Ray process, history event
- * times and medians.
+ * shared volume, waiting until the previous run left no Pod and no Ray process, the activities'
+ * times in a workflow's history, and medians.
  *
  * Importing this module installs SIGINT/SIGTERM handlers: they abort `interrupted`, so a bench's
  * waits end and its `finally` stops every process it started.
@@ -14,6 +14,7 @@ import { once } from 'node:events';
 import { chmod, chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { REPO_ROOT } from '../src/config.js';
 import type { ExperimentSpec } from '../src/domain/experiment.js';
@@ -38,6 +39,42 @@ export const secs = (from: number | undefined, to: number | undefined) =>
 /** ms since epoch of a history event's eventTime. */
 export const eventMs = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
   Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
+
+type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
+
+/** One run of an activity in a workflow's history: scheduled -> closed (ms), and why it failed. */
+export interface ActivitySpan {
+  type: string;
+  scheduledAt: number;
+  closedAt: number;
+  /** A failed or timed-out run: its error type, the first line of its message (cut at 240). */
+  failure?: string;
+}
+
+/** Every activity run of `events` that has closed, in the order they closed. */
+export function activitySpans(events: HistoryEvent[]): ActivitySpan[] {
+  const scheduled = new Map<string, { type: string; at: number }>();
+  const spans: ActivitySpan[] = [];
+  for (const e of events) {
+    const at = eventMs(e.eventTime);
+    const s = e.activityTaskScheduledEventAttributes;
+    if (s) scheduled.set(String(e.eventId), { type: s.activityType?.name ?? '?', at });
+    const failed = e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
+    const closed = e.activityTaskCompletedEventAttributes ?? failed ?? e.activityTaskCanceledEventAttributes;
+    const from = closed ? scheduled.get(String(closed.scheduledEventId)) : undefined;
+    if (!from) continue;
+    const f = failed?.failure;
+    spans.push({
+      type: from.type,
+      scheduledAt: from.at,
+      closedAt: at,
+      ...(f && {
+        failure: `${f.applicationFailureInfo?.type ?? f.timeoutFailureInfo?.timeoutType ?? '?'}: ${(f.message ?? '').split('\n')[0]?.slice(0, 240)}`,
+      }),
+    });
+  }
+  return spans;
+}
 
 export function median(values: (number | undefined)[]): number | undefined {
   const v = values.filter((x): x is number => x !== undefined && Number.isFinite(x)).sort((a, b) => a - b);

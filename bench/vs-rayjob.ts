@@ -59,6 +59,7 @@ import { testInput } from '../test/helpers/specs.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../test/helpers/temporal.js';
 import {
   abortedPromise,
+  activitySpans,
   eventMs,
   interrupted,
   kuberayBenchSpec,
@@ -445,31 +446,16 @@ async function runRayJob(kube: KubeEnv, i: number, image: string): Promise<RunRe
 
 /** Each activity type's seconds (scheduled -> closed, summed over its runs) from the history. */
 async function activitySeconds(handle: WorkflowHandle): Promise<Record<string, number>> {
-  const history = await handle.fetchHistory();
-  const scheduled = new Map<string, { type: string; at: number }>();
+  const events = (await handle.fetchHistory()).events ?? [];
   const out: Record<string, number> = {};
   const intervals: [number, number][] = [];
-  let first = Infinity;
-  let last = 0;
-  for (const e of history.events ?? []) {
-    const at = eventMs(e.eventTime);
-    first = Math.min(first, at);
-    last = Math.max(last, at);
-    const s = e.activityTaskScheduledEventAttributes;
-    if (s) scheduled.set(String(e.eventId), { type: s.activityType?.name ?? '?', at });
-    const closed =
-      e.activityTaskCompletedEventAttributes ??
-      e.activityTaskFailedEventAttributes ??
-      e.activityTaskTimedOutEventAttributes ??
-      e.activityTaskCanceledEventAttributes;
-    if (closed) {
-      const from = scheduled.get(String(closed.scheduledEventId));
-      if (from) {
-        out[from.type] = (out[from.type] ?? 0) + (at - from.at) / 1000;
-        intervals.push([from.at, at]);
-      }
-    }
+  for (const a of activitySpans(events)) {
+    out[a.type] = (out[a.type] ?? 0) + (a.closedAt - a.scheduledAt) / 1000;
+    intervals.push([a.scheduledAt, a.closedAt]);
   }
+  const times = events.map((e) => eventMs(e.eventTime));
+  const first = Math.min(...times);
+  const last = Math.max(0, ...times);
   // The workflow's own time between activities (workflow tasks, timers): no activity running.
   let covered = 0;
   let end = -Infinity;
