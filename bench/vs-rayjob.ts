@@ -41,9 +41,7 @@
  *   flock /tmp/ray-test.lock npx tsx bench/vs-rayjob.ts [N=3] [steps=700]
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { chmod, chown, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
@@ -51,38 +49,32 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { trainJobEnv } from '../src/activities/train-job-env.js';
 import { buildRayCluster } from '../src/backends/kuberay/raycluster.js';
-import { REPO_ROOT } from '../src/config.js';
 import { shellQuote, trainArgv } from '../src/domain/entrypoint.js';
 import type { ExperimentResult } from '../src/domain/experiment-input.js';
-import type { ExperimentSpec } from '../src/domain/experiment.js';
 import type { experiment } from '../src/workflows/experiment.js';
 import { type KubeEnv, startKubeEnv } from '../test/helpers/kube-env.js';
-import { IMAGE_USER } from '../test/helpers/kubelet-standin/pod-spec.js';
-import { kuberaySpec } from '../test/helpers/kuberay-specs.js';
 import { pushSokobanImage } from '../test/helpers/oci-images.js';
 import { type RunningRegistry, startRegistry } from '../test/helpers/oci-registry.js';
-import { rayProcesses } from '../test/helpers/processes.js';
 import { testInput } from '../test/helpers/specs.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../test/helpers/temporal.js';
+import {
+  abortedPromise,
+  activitySpans,
+  eventMs,
+  interrupted,
+  kuberayBenchSpec,
+  median,
+  runRoot,
+  secs,
+  settle,
+  startWorker,
+} from './kube-bench.js';
 import { writeResults } from './results.js';
-
-// SIGINT/SIGTERM end the waits, so the finally below stops every process this bench started.
-const interrupted = new AbortController();
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => interrupted.abort(new Error(`${signal}: stopping`)));
-const abortedPromise = new Promise<never>((_, reject) =>
-  interrupted.signal.addEventListener('abort', () => reject(interrupted.signal.reason as Error)),
-);
-abortedPromise.catch(() => undefined);
 
 const runsEach = Number(process.argv[2] ?? 3);
 const steps = Number(process.argv[3] ?? 700);
 const OBSERVE_MS = 250;
 const CLOCK_TICKS = 100; // USER_HZ on Linux
-
-/** Seconds from `from` to `to` (ms); undefined when either is missing. */
-const secs = (from: number | undefined, to: number | undefined) =>
-  from !== undefined && to !== undefined ? (to - from) / 1000 : undefined;
 
 /** What both sides report of one run's clock, from its create (t0) to its end. */
 function timesFrom(t0: number, end: number, seen: Observed) {
@@ -325,33 +317,6 @@ class Observer {
   }
 }
 
-/** A run's own folder on the shared volume, writable by the Pods' user (group 100, 2775). */
-async function runRoot(storage: string, name: string): Promise<string> {
-  const dir = join(storage, name);
-  await mkdir(dir, { recursive: true });
-  await chown(dir, 0, IMAGE_USER.gid);
-  await chmod(dir, 0o2775);
-  return dir;
-}
-
-/** The kuberay tests' spec; the volume mounted at its host path (the Pods see the run's folder there too). */
-function benchSpec(kube: KubeEnv, root: string, image: string): ExperimentSpec {
-  const s = kuberaySpec(kube.storageDir, kube.pvc);
-  return {
-    ...s,
-    image,
-    storage: { ...s.storage, checkpointDir: join(root, 'checkpoints'), archiveDir: join(root, 'archive') },
-    auth: 'none',
-    deadlines: { ...s.deadlines, joinSeconds: 600, runSeconds: 7200, noProgressSeconds: 300 },
-    trainer: {
-      ...s.trainer,
-      totalTrainingSteps: steps,
-      saveFreq: Math.max(1, Math.floor(steps / 2)),
-      loggers: ['console', 'file'],
-    },
-  };
-}
-
 /** Ray jobs' own seconds (start -> end) by the stage in their submission id (`<cluster>-<stage>-<n>`). */
 function jobSeconds(jobs: RayJobRecord[] | undefined): Record<string, number> {
   const out: Record<string, number> = {};
@@ -390,7 +355,11 @@ interface RunRecord {
 
 async function runRayJob(kube: KubeEnv, i: number, image: string): Promise<RunRecord> {
   const root = await runRoot(kube.storageDir, `rayjob-${i}`);
-  const spec = benchSpec(kube, root, image);
+  const spec = kuberayBenchSpec(kube, root, image, {
+    steps,
+    saveFreq: Math.max(1, Math.floor(steps / 2)),
+    deadlines: { noProgressSeconds: 300 },
+  });
   const checkpointDir = join(root, 'checkpoints', `rayjob-${i}`);
   const env = await trainJobEnv(spec, checkpointDir, { workflowId: `rayjob-${i}` });
   const name = `bench-rayjob-${i}`;
@@ -475,83 +444,18 @@ async function runRayJob(kube: KubeEnv, i: number, image: string): Promise<RunRe
   };
 }
 
-interface BenchWorker {
-  child: ChildProcess;
-  requests(): Promise<number>;
-  stop(): Promise<void>;
-}
-
-async function startWorker(
-  env: TestWorkflowEnvironment,
-  kube: KubeEnv,
-  taskQueue: string,
-  bundlePath: string,
-): Promise<BenchWorker> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/standins/kuberay-worker.ts'], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: env.address,
-      BENCH_TASK_QUEUE: taskQueue,
-      BENCH_WORKFLOW_BUNDLE: bundlePath,
-      BENCH_KUBECONFIG: kube.adminKubeconfig,
-      BENCH_NAMESPACE: kube.namespace,
-    },
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  while (!out.includes('polling')) {
-    if (child.exitCode !== null) throw new Error(`the bench worker exited with ${child.exitCode}`);
-    await sleep(200);
-  }
-  return {
-    child,
-    requests: async () => {
-      const answer = once(child, 'message') as Promise<[{ requests: number }]>;
-      child.send('requests');
-      return (await answer)[0].requests;
-    },
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
 /** Each activity type's seconds (scheduled -> closed, summed over its runs) from the history. */
 async function activitySeconds(handle: WorkflowHandle): Promise<Record<string, number>> {
-  const history = await handle.fetchHistory();
-  const scheduled = new Map<string, { type: string; at: number }>();
+  const events = (await handle.fetchHistory()).events ?? [];
   const out: Record<string, number> = {};
-  const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
-    Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
   const intervals: [number, number][] = [];
-  let first = Infinity;
-  let last = 0;
-  for (const e of history.events ?? []) {
-    const at = ms(e.eventTime);
-    first = Math.min(first, at);
-    last = Math.max(last, at);
-    const s = e.activityTaskScheduledEventAttributes;
-    if (s) scheduled.set(String(e.eventId), { type: s.activityType?.name ?? '?', at });
-    const closed =
-      e.activityTaskCompletedEventAttributes ??
-      e.activityTaskFailedEventAttributes ??
-      e.activityTaskTimedOutEventAttributes ??
-      e.activityTaskCanceledEventAttributes;
-    if (closed) {
-      const from = scheduled.get(String(closed.scheduledEventId));
-      if (from) {
-        out[from.type] = (out[from.type] ?? 0) + (at - from.at) / 1000;
-        intervals.push([from.at, at]);
-      }
-    }
+  for (const a of activitySpans(events)) {
+    out[a.type] = (out[a.type] ?? 0) + (a.closedAt - a.scheduledAt) / 1000;
+    intervals.push([a.scheduledAt, a.closedAt]);
   }
+  const times = events.map((e) => eventMs(e.eventTime));
+  const first = Math.min(...times);
+  const last = Math.max(0, ...times);
   // The workflow's own time between activities (workflow tasks, timers): no activity running.
   let covered = 0;
   let end = -Infinity;
@@ -572,7 +476,11 @@ async function runProduct(
   bundlePath: string,
 ): Promise<RunRecord> {
   const root = await runRoot(kube.storageDir, `product-${i}`);
-  const spec = benchSpec(kube, root, image);
+  const spec = kuberayBenchSpec(kube, root, image, {
+    steps,
+    saveFreq: Math.max(1, Math.floor(steps / 2)),
+    deadlines: { noProgressSeconds: 300 },
+  });
   const taskQueue = uniqueId('vs-rayjob');
   const worker = await startWorker(env, kube, taskQueue, bundlePath);
   let observer: Observer | undefined;
@@ -635,26 +543,6 @@ async function runProduct(
     await observer?.stop();
     await worker.stop();
   }
-}
-
-function median(values: (number | undefined)[]): number | undefined {
-  const v = values.filter((x): x is number => x !== undefined && Number.isFinite(x)).sort((a, b) => a - b);
-  if (!v.length) return undefined;
-  const mid = Math.floor(v.length / 2);
-  return v.length % 2 ? v[mid] : ((v[mid - 1] ?? 0) + (v[mid] ?? 0)) / 2;
-}
-
-/** Waits until no Pod and no Ray process is left from the previous run. */
-async function settle(kube: KubeEnv): Promise<void> {
-  const core = kube.admin.makeApiClient(CoreV1Api);
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    interrupted.signal.throwIfAborted();
-    const pods = await core.listNamespacedPod({ namespace: kube.namespace });
-    if (!pods.items.length && !(await rayProcesses()).length) return;
-    await sleep(500);
-  }
-  throw new Error('Pods or Ray processes left from the previous run after 120 s');
 }
 
 const kube = await startKubeEnv({ namespace: 'ragen-bench', operatorClusterDns: true });

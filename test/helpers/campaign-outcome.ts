@@ -26,8 +26,20 @@ export async function outcomeOf(
 export async function restartsInMetrics(
   checkpointDir: string,
 ): Promise<{ lastStep: number; resumedFrom: number; lost: number }[]> {
+  const steps = await metricsSteps(checkpointDir);
+  const out = [];
+  for (let i = 1; i < steps.length; i++) {
+    const prev = steps[i - 1] ?? 0;
+    const now = steps[i] ?? 0;
+    if (now <= prev) out.push({ lastStep: prev, resumedFrom: now - 1, lost: prev - (now - 1) });
+  }
+  return out;
+}
+
+/** The step of every line of the trainer's metrics.jsonl in `checkpointDir`, in order (none: []). */
+export async function metricsSteps(checkpointDir: string): Promise<number[]> {
   const text = await readFile(metricsPath(checkpointDir), 'utf8').catch(() => '');
-  const steps = text
+  return text
     .split('\n')
     .filter(Boolean)
     .flatMap((l) => {
@@ -37,11 +49,4 @@ export async function restartsInMetrics(
         return []; // a line cut short by a kill or a full disk
       }
     });
-  const out = [];
-  for (let i = 1; i < steps.length; i++) {
-    const prev = steps[i - 1] ?? 0;
-    const now = steps[i] ?? 0;
-    if (now <= prev) out.push({ lastStep: prev, resumedFrom: now - 1, lost: prev - (now - 1) });
-  }
-  return out;
 }
