@@ -23,6 +23,7 @@ import type { EventLike } from './probe-failures.js';
 import { RAYCLUSTER, type RayClusterObject } from './raycluster.js';
 import { type BackendLogger, quietLogger } from '../logger.js';
 import type { SecretObject } from './auth-secret.js';
+import type { ResourceRule } from './resource-rules.js';
 
 /**
  * The one module that owns @kubernetes/client-node. Every request goes through `call`, which counts
@@ -404,6 +405,25 @@ export class KubeApi {
           detail: 'API group ray.io/v1 is served (CRD itself not readable by this identity)',
         }
       : { installed: false, detail: 'API group ray.io/v1 is not served: install the KubeRay CRDs' };
+  }
+
+  /**
+   * SelfSubjectRulesReview: what this identity may do in our namespace, in one request. Rules
+   * `complete` only when every authorizer could list its rules (RBAC can; a webhook may not).
+   */
+  async namespaceRules(): Promise<{ rules: ResourceRule[]; complete: boolean }> {
+    const review = await this.call(
+      { verb: 'create', resource: 'selfsubjectrulesreviews.authorization.k8s.io' },
+      () =>
+        this.authz.createSelfSubjectRulesReview({
+          body: {
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SelfSubjectRulesReview',
+            spec: { namespace: this.namespace },
+          },
+        }),
+    );
+    return { rules: review.status?.resourceRules ?? [], complete: review.status?.incomplete === false };
   }
 
   /** SelfSubjectAccessReview: may this identity `verb` the resource in our namespace? */

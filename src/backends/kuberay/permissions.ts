@@ -29,6 +29,7 @@ export const KUBERAY_PERMISSIONS: readonly PermissionRule[] = [
   { group: '', resource: 'persistentvolumeclaims', verbs: ['get'] },
   // Preflight: may this identity do the above (also granted to every user by system:basic-user).
   { group: 'authorization.k8s.io', resource: 'selfsubjectaccessreviews', verbs: ['create'], cluster: true },
+  { group: 'authorization.k8s.io', resource: 'selfsubjectrulesreviews', verbs: ['create'], cluster: true },
   // Preflight: allocatable GPUs.
   { group: '', resource: 'nodes', verbs: ['list'], cluster: true, optional: true },
 ];

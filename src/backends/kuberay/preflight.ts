@@ -4,12 +4,26 @@ import type { PreflightCheck } from '../backend.js';
 import type { KubeApi } from './kube-api.js';
 import { KUBERAY_PERMISSIONS } from './permissions.js';
 import { LINK_SUSPECT_LABEL } from './node-labels.js';
+import { rulesAllow } from './resource-rules.js';
 
 /** The namespaced permissions of the lifecycle (the PVC has its own check below). */
 const NEEDED = KUBERAY_PERMISSIONS.filter((p) => !p.cluster && p.resource !== 'persistentvolumeclaims');
 
 /**
- * KubeRay preflight: the ray.io/v1 RayCluster CRD is served; SelfSubjectAccessReview allows every
+ * What the namespace's rules review grants; nothing when it is refused, fails, or is incomplete (an
+ * authorizer that cannot list its rules may also deny what RBAC grants).
+ */
+async function grantedByRules(
+  api: KubeApi,
+): Promise<(verb: string, resource: string, group: string) => boolean> {
+  const review = await api.namespaceRules().catch(() => undefined);
+  if (!review?.complete) return () => false;
+  return (verb, resource, group) => rulesAllow(review.rules, verb, resource, group);
+}
+
+/**
+ * KubeRay preflight: the ray.io/v1 RayCluster CRD is served; SelfSubjectRulesReview (then
+ * SelfSubjectAccessReview for anything it does not confirm) allows every
  * verb the lifecycle needs in the namespace; the nodes' allocatable nvidia.com/gpu covers the
  * request (a shortfall refuses or warns, per spec.kuberay.gpuCapacity); the storage PVC exists.
  * Creates nothing.
@@ -23,10 +37,14 @@ export async function kuberayPreflight(
   const crd = await api.rayClusterCrd();
   checks.push({ name: 'kuberay-crd', ok: crd.installed, detail: crd.detail });
 
+  // One rules review confirms what the rules grant; only a verb it does not confirm costs an
+  // access review of its own (which decides: it sees every authorizer).
+  const granted = await grantedByRules(api);
   const missing: string[] = [];
   for (const { resource, group, verbs } of NEEDED) {
     const denied: string[] = [];
     for (const verb of verbs) {
+      if (granted(verb, resource, group)) continue;
       const review = await api.canI(verb, resource, group);
       if (!review.allowed) denied.push(verb);
     }
