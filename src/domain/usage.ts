@@ -82,6 +82,30 @@ export function runUsageWhileRunning(r: {
   };
 }
 
+/**
+ * A closed experiment with no manifest (it ended before its archive stage, or was terminated): the
+ * allocated GPU-seconds its search attribute RagenGpuSeconds holds, spread over its start to close.
+ */
+export function runUsageWithoutManifest(r: {
+  workflowId: string;
+  owner: string;
+  team: string;
+  startedAt: string;
+  closedAt: string;
+  gpuSeconds: number;
+}): RunUsage {
+  return {
+    workflowId: r.workflowId,
+    owner: r.owner,
+    team: r.team,
+    running: false,
+    allocatedMs: toMs(r.gpuSeconds),
+    busyMs: 0,
+    allocatedSpans: [{ from: r.startedAt, to: r.closedAt }],
+    busySpans: [],
+  };
+}
+
 /** The start of the UTC day, or of the ISO week (Monday 00:00 UTC), holding `t` (ms since the epoch). */
 export function bucketStart(t: number, by: UsageBucket): number {
   const d = new Date(t);
