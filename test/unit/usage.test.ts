@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { sumGpuUsage } from '../../src/domain/gpu-usage.js';
-import type { Manifest } from '../../src/domain/manifest.js';
 import {
   type RunUsage,
   aggregateUsage,
@@ -9,37 +7,10 @@ import {
   runUsageOfManifest,
   runUsageWhileRunning,
 } from '../../src/domain/usage.js';
-import { testManifest } from '../helpers/report-fixtures.js';
-
-// testManifest's runs start at 2026-12-01T10:00Z plus `shift` seconds; 2 workers of 1 GPU each.
-const HOUR = 3600;
-const owned = (m: Manifest, owner: string, team: string): Manifest => ({
-  ...m,
-  resolvedSpec: { ...m.resolvedSpec, owner, team },
-});
-const run = (id: string, owner: string, team: string, shift: number, steps = 500) =>
-  owned(testManifest(id, '/tmp/usage-test', { shift, steps }), owner, team);
-
-/** Several teams and owners, a campaign of two attempts, a sweep of three children; one run crosses midnight UTC. */
-function world() {
-  const standalone = [
-    run('exp-ana-1', 'ana', 'vision', 0),
-    run('exp-bo-1', 'bo', 'vision', 2 * HOUR),
-    run('exp-cy-1', 'cy', 'nlp', 14 * HOUR - 300, 1000), // 23:55 Dec 1 → past midnight
-  ];
-  const attempts = [run('camp-1-a1', 'cy', 'nlp', HOUR), run('camp-1-a2', 'cy', 'nlp', 26 * HOUR)];
-  const children = [0, 1, 2].map((i) => run(`sweep-1-${i}`, 'dee', 'rl', 3 * HOUR + i * 600, 200));
-  return {
-    standalone,
-    attempts,
-    children,
-    campaign: sumGpuUsage(attempts.map((m) => m.gpuUsage)),
-    sweep: sumGpuUsage(children.map((m) => m.gpuUsage)),
-    all: [...standalone, ...attempts, ...children],
-  };
-}
+import { run, usageWorld as world } from '../helpers/usage-fixtures.js';
 
 const WINDOW = { since: '2026-11-30T00:00:00Z', until: '2026-12-10T00:00:00Z' };
+const HOUR = 3600;
 const ms = (s: number) => Math.round(s * 1000);
 
 describe('usage aggregation (pure)', () => {
