@@ -128,6 +128,26 @@ export function usageQuery(f: Pick<ListFilters, 'owner' | 'team'>, since: string
   ].join(' AND ');
 }
 
+/**
+ * Each visible experiment's usage, 16 at a time: `inputOf` gives a run's start input (the first
+ * history event; the bench hands in a fake), then its manifest is read.
+ */
+export async function usageOfRuns(
+  visible: readonly VisibleRun[],
+  inputOf: (v: VisibleRun) => Promise<unknown>,
+  now: string,
+): Promise<{ runs: RunUsage[]; leftOut: LeftOut[] }> {
+  const results = await inPool(visible, 16, async (v) =>
+    runUsageOf(v, startedExperiment(await inputOf(v)), now),
+  );
+  const runs: RunUsage[] = [];
+  const leftOut: LeftOut[] = [];
+  for (const r of results)
+    if ('reason' in r) leftOut.push(r);
+    else runs.push(r);
+  return { runs, leftOut };
+}
+
 /** Every matching experiment's usage: one visibility listing, then per run its input's first event and its manifest. */
 export async function collectUsage(
   client: Client,
@@ -136,13 +156,5 @@ export async function collectUsage(
 ): Promise<{ runs: RunUsage[]; leftOut: LeftOut[] }> {
   const visible: VisibleRun[] = [];
   for await (const w of client.workflow.list({ query, pageSize: 1000 })) visible.push(visibleRun(w));
-  const results = await inPool(visible, 16, async (v) =>
-    runUsageOf(v, startedExperiment(await startInput(client, v.workflowId, v.runId)), now),
-  );
-  const runs: RunUsage[] = [];
-  const leftOut: LeftOut[] = [];
-  for (const r of results)
-    if ('reason' in r) leftOut.push(r);
-    else runs.push(r);
-  return { runs, leftOut };
+  return usageOfRuns(visible, (v) => startInput(client, v.workflowId, v.runId), now);
 }
