@@ -155,6 +155,12 @@ export async function collectUsage(
   now: string,
 ): Promise<{ runs: RunUsage[]; leftOut: LeftOut[] }> {
   const visible: VisibleRun[] = [];
-  for await (const w of client.workflow.list({ query, pageSize: 1000 })) visible.push(visibleRun(w));
+  const seen = new Set<string>();
+  for await (const w of client.workflow.list({ query, pageSize: 1000 })) {
+    // An id listed twice (a reset, an id reused) has one manifest path: its newest run (listed first) counts.
+    if (seen.has(w.workflowId)) continue;
+    seen.add(w.workflowId);
+    visible.push(visibleRun(w));
+  }
   return usageOfRuns(visible, (v) => startInput(client, v.workflowId, v.runId), now);
 }
