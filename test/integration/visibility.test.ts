@@ -313,10 +313,30 @@ describe('search attributes, summary, details, list and the Temporal UI (real de
       teamB.runs.reduce((s, r) => s + r.allocatedMs, 0),
       gpuSeconds.reduce((s, g) => s + Math.round(g * 1000), 0),
     );
-    const all = await collectUsage(env.client, usageQuery({}, since, now), now);
-    const liveRun = all.runs.find((r) => r.workflowId === live.workflowId);
-    assert.ok(liveRun?.running, 'the running experiment is counted');
-    assert.equal(liveRun.allocatedMs, 2 * (Date.parse(now) - Date.parse(liveRun.allocatedSpans[0]!.from)));
+    // A running experiment of its own team (the file's first one was cancelled by the list test).
+    const spec = testSpec({ name: RUNNING, owner: 'cy', team: 'team-u' });
+    const running = await env.client.workflow.start('experiment', {
+      taskQueue,
+      workflowId: uniqueId('vis-usage-live'),
+      args: [testInput(spec)],
+      ...experimentStart(spec),
+    });
+    await eventually('the train stage', async () =>
+      (await running.query(stageQuery)) === 'train' ? true : undefined,
+    );
+    const later = new Date().toISOString();
+    const teamU = await collectUsage(env.client, usageQuery({ team: 'team-u' }, since, later), later);
+    await running.cancel();
+    assert.deepEqual(
+      teamU.runs.map((r) => [r.workflowId, r.owner, r.running]),
+      [[running.workflowId, 'cy', true]],
+    );
+    const started = Date.parse(teamU.runs[0]!.allocatedSpans[0]!.from);
+    assert.equal(
+      teamU.runs[0]!.allocatedMs,
+      2 * (Date.parse(later) - started),
+      'its 2 GPUs from its start to now',
+    );
     // A window that ended before everything here started finds nothing.
     const before = await collectUsage(
       env.client,
