@@ -3,7 +3,7 @@ import { CommandSchemas as S, parseCommand } from './options.js';
 import { type Execute, maybeEmbedded } from './command-run.js';
 import { OWNER_HELP, TEAM_HELP } from './owner-help.js';
 
-/** run, status, logs, cancel, list and report: one workflow at a time, or the list of them. */
+/** run, status, logs, cancel, list, usage and report: one workflow at a time, or the list of them. */
 export function addExperimentCommands(program: Command, execute: Execute): void {
   program
     .command('run')
@@ -74,6 +74,26 @@ export function addExperimentCommands(program: Command, execute: Execute): void 
       const { limit, ...filters } = parseCommand('list', S.list, opts);
       const { listCommand } = await import('./list.js');
       await execute((config) => listCommand(config, filters, limit));
+    });
+
+  program
+    .command('usage')
+    .description(
+      'allocated and busy GPU-hours (and cost when priced) by day or week, team and owner, from visibility and the manifests',
+    )
+    .requiredOption('--since <date>', 'from this UTC date (2026-12-01) or time with its zone')
+    .option('--until <date>', 'up to this date or time (default now)')
+    .option('--by <bucket>', 'day|week (UTC days; ISO weeks from Monday)', 'day')
+    .option('--format <format>', 'table|csv|json|html', 'table')
+    .option('--owner <user>', 'runs of this owner (RagenOwner)')
+    .option('--team <team>', 'runs of this team (RagenTeam)')
+    .option('--price-per-gpu-hour <price>', "price every run at this (else each run's spec cost:, if any)")
+    .option('--currency <label>', 'the label of --price-per-gpu-hour', 'USD')
+    .option('--out <file>', 'write the report there instead of to stdout')
+    .action(async (opts: object) => {
+      const o = parseCommand('usage', S.usage, opts);
+      const { usageCommand } = await import('./usage.js');
+      await execute((config) => usageCommand(config, o));
     });
 
   program

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { z } from 'zod';
 import { fieldPath } from '../domain/spec-error.js';
+import { UsageBucketSchema } from '../domain/usage.js';
 import { UsageError } from '../user-errors.js';
 
 /** A spec file that exists: a missing one is one line naming the path and the fix. */
@@ -44,6 +45,23 @@ const OUTCOMES = ['succeeded', 'failed', 'cancelled', 'paused', 'earlyStopped', 
 
 /** --owner/--team of a start: checked with the spec (domain/ownership.ts), so any string here. */
 const Who = { owner: z.string().optional(), team: z.string().optional() };
+
+/**
+ * A moment for `usage --since/--until`: a UTC date (2026-12-01) or a date and time with its zone
+ * (2026-12-01T09:00:00Z); a time without a zone would depend on the machine, so it is refused.
+ */
+const Moment = z
+  .string()
+  .regex(
+    /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/,
+    'expected a date like 2026-12-01 (00:00 UTC) or a time with its zone like 2026-12-01T09:30:00Z',
+  )
+  .refine((v) => {
+    // Date.parse rolls 2026-02-30 over to March: the day must survive the round trip.
+    const [y, m, d] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
+    return new Date(Date.UTC(y, m - 1, d)).getUTCDate() === d && Number.isFinite(Date.parse(v));
+  }, 'not a calendar date')
+  .transform((v) => new Date(v).toISOString());
 
 /** One zod schema per command: what commander hands over is checked here before anything runs. */
 export const CommandSchemas = {
@@ -113,6 +131,28 @@ export const CommandSchemas = {
       .transform(Number)
       .default(50),
   }),
+  usage: z
+    .strictObject({
+      since: Moment,
+      until: Moment.optional(),
+      by: UsageBucketSchema.default('day'),
+      format: z
+        .enum(['table', 'csv', 'json', 'html'], { message: 'expected table, csv, json or html' })
+        .default('table'),
+      owner: FilterValue.optional(),
+      team: FilterValue.optional(),
+      pricePerGpuHour: z
+        .string()
+        .refine((v) => v.trim() !== '' && Number(v) >= 0, 'expected a price of 0 or more, e.g. 2.50')
+        .transform(Number)
+        .optional(),
+      currency: z.string().min(1).default('USD'),
+      out: z.string().min(1).optional(),
+    })
+    .refine((o) => o.until === undefined || o.until > o.since, {
+      path: ['until'],
+      message: 'must be later than --since',
+    }),
   none: z.strictObject({}),
   nodes: z.strictObject({ backend: z.enum(['local', 'kuberay']), json: z.boolean().optional() }),
   nodesClear: z.strictObject({ backend: z.enum(['local', 'kuberay']), all: z.boolean().optional() }),

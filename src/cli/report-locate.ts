@@ -51,6 +51,17 @@ async function completeStages(client: Client, workflowId: string): Promise<Stage
   return parsed.success ? parsed.data.stages : undefined;
 }
 
+/** The input a run of a workflow started with (its first history event: one page of one event). */
+export async function startInput(client: Client, workflowId: string, runId: string): Promise<unknown> {
+  const page = await client.workflowService.getWorkflowExecutionHistory({
+    namespace: client.options.namespace,
+    execution: { workflowId, runId },
+    maximumPageSize: 1,
+  });
+  const payload = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  return payload ? client.options.loadedDataConverter.payloadConverter.fromPayload(payload) : undefined;
+}
+
 /**
  * Where a workflow's report comes from: its archive folder (from the first event of its current
  * run, so it works for running and closed workflows alike) and, for a closed experiment, the
@@ -62,16 +73,7 @@ export async function locateRun(
 ): Promise<ReportSource & { status: string }> {
   const handle = client.workflow.getHandle(workflowId);
   const d = await handle.describe(); // an unknown id is WorkflowNotFoundError: one line naming the fix
-  const page = await client.workflowService.getWorkflowExecutionHistory({
-    namespace: client.options.namespace,
-    execution: { workflowId, runId: d.runId },
-    maximumPageSize: 1,
-  });
-  const payload = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
-  const input = payload
-    ? client.options.loadedDataConverter.payloadConverter.fromPayload(payload)
-    : undefined;
-  const source = sourceFromInput(workflowId, input);
+  const source = sourceFromInput(workflowId, await startInput(client, workflowId, d.runId));
   const status = d.status.name;
   if (source.kind === 'experiment' && status !== 'RUNNING') {
     const stages = await completeStages(client, workflowId);

@@ -341,8 +341,10 @@ export function runSetupIssues(spec: ExperimentSpec): SpecIssue[] {
 }
 export type WorkerGroup = z.infer<typeof WorkerGroupSchema>;
 
-/** GPUs that the worker groups provide (the head never has GPUs). */
-export function workerGpus(spec: Pick<ExperimentSpec, 'cluster'>): number {
+/** GPUs that the worker groups provide (the head never has GPUs); takes any spec shape that has the counts (usage reads old inputs loosely). */
+export function workerGpus(spec: {
+  cluster: { workerGroups: readonly Pick<WorkerGroup, 'replicas' | 'gpusPerWorker'>[] };
+}): number {
   return spec.cluster.workerGroups.reduce((sum, g) => sum + g.replicas * g.gpusPerWorker, 0);
 }
 

@@ -33,10 +33,40 @@ function seconds(from: string, to: string): number {
 }
 const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
 
+/** A stretch of time, ISO 8601 at both ends. */
+export interface Span {
+  from: string;
+  to: string;
+}
+
 /**
- * GPU time from an experiment's stage records (pure). A cluster exists from the start of each
- * `submit` stage to the end of the `teardown` of the same attempt; a cluster with no finished
- * teardown yet counts until `now`. Busy time is every `train` stage (an unfinished one until `now`).
+ * The clusters of an experiment (pure): each from the start of a `submit` stage to the end of the
+ * `teardown` of the same attempt; one with no finished teardown yet lasts until `now` (open).
+ */
+export function clusterSpans(stages: readonly StageRecord[], now: string): { spans: Span[]; open: boolean } {
+  let open = false;
+  const spans = stages
+    .filter((s) => s.stage === 'submit')
+    .map((submit) => {
+      const down = stages.find(
+        (s) => s.stage === 'teardown' && s.attempt === submit.attempt && s.startedAt >= submit.startedAt,
+      );
+      if (!down?.endedAt) open = true;
+      return { from: submit.startedAt, to: down?.endedAt ?? now };
+    });
+  return { spans, open };
+}
+
+/** The `train` stages (pure); an unfinished one lasts until `now`. */
+export function trainSpans(stages: readonly StageRecord[], now: string): Span[] {
+  return stages.filter((s) => s.stage === 'train').map((s) => ({ from: s.startedAt, to: s.endedAt ?? now }));
+}
+
+const spanSeconds = (spans: readonly Span[]) => spans.reduce((sum, s) => sum + seconds(s.from, s.to), 0);
+
+/**
+ * GPU time from an experiment's stage records (pure): GPUs x the clusters' time (clusterSpans) is
+ * allocated, GPUs x the train stages' time (trainSpans) is busy.
  */
 export function gpuUsageOfStages(
   stages: readonly StageRecord[],
@@ -44,26 +74,14 @@ export function gpuUsageOfStages(
   now: string,
   cost?: Cost,
 ): GpuUsage {
-  let clusterSeconds = 0;
-  let open = false;
-  for (const submit of stages.filter((s) => s.stage === 'submit')) {
-    const down = stages.find(
-      (s) => s.stage === 'teardown' && s.attempt === submit.attempt && s.startedAt >= submit.startedAt,
-    );
-    const end = down?.endedAt ?? now;
-    if (!down?.endedAt) open = true;
-    clusterSeconds += seconds(submit.startedAt, end);
-  }
-  const trainSeconds = stages
-    .filter((s) => s.stage === 'train')
-    .reduce((sum, s) => sum + seconds(s.startedAt, s.endedAt ?? now), 0);
+  const clusters = clusterSpans(stages, now);
   return withCost(
     {
       gpus,
-      allocatedSeconds: round(gpus * clusterSeconds, 3),
-      busySeconds: round(gpus * trainSeconds, 3),
+      allocatedSeconds: round(gpus * spanSeconds(clusters.spans), 3),
+      busySeconds: round(gpus * spanSeconds(trainSpans(stages, now)), 3),
       allocatedGpuHours: 0,
-      ...(open ? { openUntil: now } : {}),
+      ...(clusters.open ? { openUntil: now } : {}),
     },
     cost,
   );

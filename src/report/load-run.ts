@@ -46,9 +46,14 @@ async function readJson(path: string): Promise<unknown | undefined> {
   }
 }
 
-async function readParsed<S extends z.ZodType>(path: string, schema: S, what: string): Promise<z.output<S>> {
+/** A JSON file parsed by `schema`, or undefined when there is none; unreadable or invalid is a ReportInputError naming the file. */
+export async function readParsedIfPresent<S extends z.ZodType>(
+  path: string,
+  schema: S,
+  what: string,
+): Promise<z.output<S> | undefined> {
   const raw = await readJson(path);
-  if (raw === undefined) throw new ReportInputError(`no ${what} at ${path}`);
+  if (raw === undefined) return undefined;
   // Manifests written by 1.0.0 before the rename name a pruned run `stoppedEarly` (see pruned-name.ts).
   const parsed = schema.safeParse(withPrunedName(raw));
   if (!parsed.success) {
@@ -58,6 +63,12 @@ async function readParsed<S extends z.ZodType>(path: string, schema: S, what: st
     );
   }
   return parsed.data;
+}
+
+async function readParsed<S extends z.ZodType>(path: string, schema: S, what: string): Promise<z.output<S>> {
+  const parsed = await readParsedIfPresent(path, schema, what);
+  if (parsed === undefined) throw new ReportInputError(`no ${what} at ${path}`);
+  return parsed;
 }
 
 /** Which kind of archive folder `dir` is, from the file it holds. */

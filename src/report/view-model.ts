@@ -78,7 +78,7 @@ export interface Section {
 }
 
 export interface ReportModel {
-  kind: 'experiment' | 'sweep' | 'campaign';
+  kind: 'experiment' | 'sweep' | 'campaign' | 'usage';
   title: string;
   subtitle: string;
   /** Facts shown at the top: [label, value]. */

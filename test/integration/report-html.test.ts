@@ -10,35 +10,13 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { pathToFileURL } from 'node:url';
 import puppeteer, { type Browser } from 'puppeteer-core';
+import { drawnCharts, openOffline } from '../helpers/report-page.js';
 import { reportCommand } from '../../src/cli/report.js';
 import { writeCampaign, writeExperiment, writeSweep } from '../helpers/report-fixtures.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const OUT = resolve('test-output');
-
-/**
- * Run in the page (browser JavaScript; this project's TypeScript has no DOM types): per chart, the
- * pixels of its canvas within reach of one of its series' colours, i.e. the series were drawn.
- */
-const COUNT_COLOUR_PIXELS = `window.__reportCharts.map(function (c) {
-  var canvas = document.querySelector('#chart-' + CSS.escape(c.id) + ' canvas');
-  var data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
-  var rgb = c.colors.map(function (hex) { return [1, 3, 5].map(function (i) { return parseInt(hex.slice(i, i + 2), 16); }); });
-  var colourPixels = 0;
-  for (var i = 0; i < data.length; i += 4) {
-    if (data[i + 3] < 200) continue;
-    if (rgb.some(function (k) { return Math.abs(k[0] - data[i]) + Math.abs(k[1] - data[i + 1]) + Math.abs(k[2] - data[i + 2]) < 60; })) colourPixels++;
-  }
-  return { id: c.id, colourPixels: colourPixels, points: c.points };
-})`;
-
-interface ChartCheck {
-  id: string;
-  colourPixels: number;
-  points: number;
-}
 
 describe('report HTML in headless Chromium, offline', { timeout: 60_000 }, () => {
   let browser: Browser;
@@ -60,26 +38,8 @@ describe('report HTML in headless Chromium, offline', { timeout: 60_000 }, () =>
     assert.equal(code, 0);
     const html = await readFile(out, 'utf8');
     assert.doesNotMatch(html, /<(script|link|img)[^>]+(src|href)=/i, 'nothing is loaded from elsewhere');
-    const page = await browser.newPage();
-    await page.setViewport({ width: 1280, height: 900 });
-    const problems: string[] = [];
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${(e as Error).message}`));
-    page.on('dialog', (d) => problems.push(`dialog: ${d.message()}`));
-    await page.setRequestInterception(true);
-    page.on('request', (r) => {
-      if (r.url().startsWith('file:')) void r.continue();
-      else {
-        problems.push(`network request: ${r.url()}`);
-        void r.abort();
-      }
-    });
-    await page.goto(pathToFileURL(out).href, { waitUntil: 'load' });
-    const expected = await page.$$eval('.chart', (els) => els.length);
-    await page.waitForFunction(`(window.__reportCharts || []).length === ${expected}`, { timeout: 10_000 });
-    const charts = (await page.evaluate(COUNT_COLOUR_PIXELS)) as ChartCheck[];
+    const { page, problems } = await openOffline(browser, out);
+    const charts = await drawnCharts(page);
     await page.screenshot({ path: join(OUT, `report-${name}.png`), fullPage: true });
     const text = await page.$eval('body', (b) => b.innerText);
     const gantt = (await page.evaluate(
@@ -87,7 +47,7 @@ describe('report HTML in headless Chromium, offline', { timeout: 60_000 }, () =>
     )) as { stages: number; idle: number };
     await page.close();
     assert.deepEqual(problems, [], problems.join('\n'));
-    assert.ok(expected > 0, 'the report has charts');
+    assert.ok(charts.length > 0, 'the report has charts');
     for (const c of charts) {
       assert.ok(c.points > 0, `chart ${c.id} has points`);
       assert.ok(

@@ -12,6 +12,7 @@ import { freePorts } from '../../src/backends/local/ports.js';
 import { REPO_ROOT, loadConfig } from '../../src/config.js';
 import { type ListFilters, listQuery } from '../../src/cli/list-query.js';
 import { listWorkflows } from '../../src/cli/list.js';
+import { collectUsage, usageQuery } from '../../src/cli/usage-sources.js';
 import { experimentStart, sweepStart } from '../../src/cli/start-options.js';
 import { stageQuery } from '../../src/workflows/experiment-definitions.js';
 import { progressSignal } from '../../src/workflows/shared-definitions.js';
@@ -292,5 +293,56 @@ describe('search attributes, summary, details, list and the Temporal UI (real de
     const lines = cli.stdout.trim().split('\n');
     assert.equal(lines.length, 2, cli.stdout);
     assert.match(lines[1] ?? '', new RegExp(`^${anaRun.workflowId}\\s+experiment\\s+vis-owned\\s`));
+  });
+  it('usage: the visibility query (experiments, window, team) on the server; a running run to now, closed ones without manifests from RagenGpuSeconds', async () => {
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    const now = new Date().toISOString();
+    // team-b: the owner test's sweep children (the stand-in archive writes no manifest).
+    const teamB = await collectUsage(env.client, usageQuery({ team: 'team-b' }, since, now), now);
+    assert.deepEqual(teamB.leftOut, []);
+    assert.equal(teamB.runs.length, 2, 'the two children, not the sweep');
+    const gpuSeconds = await Promise.all(
+      teamB.runs.map(
+        async (r) =>
+          (await env.client.workflow.getHandle(r.workflowId).describe()).typedSearchAttributes.get(
+            K.gpuSeconds,
+          ) ?? NaN,
+      ),
+    );
+    assert.equal(
+      teamB.runs.reduce((s, r) => s + r.allocatedMs, 0),
+      gpuSeconds.reduce((s, g) => s + Math.round(g * 1000), 0),
+    );
+    // A running experiment of its own team (the file's first one was cancelled by the list test).
+    const spec = testSpec({ name: RUNNING, owner: 'cy', team: 'team-u' });
+    const running = await env.client.workflow.start('experiment', {
+      taskQueue,
+      workflowId: uniqueId('vis-usage-live'),
+      args: [testInput(spec)],
+      ...experimentStart(spec),
+    });
+    await eventually('the train stage', async () =>
+      (await running.query(stageQuery)) === 'train' ? true : undefined,
+    );
+    const later = new Date().toISOString();
+    const teamU = await collectUsage(env.client, usageQuery({ team: 'team-u' }, since, later), later);
+    await running.cancel();
+    assert.deepEqual(
+      teamU.runs.map((r) => [r.workflowId, r.owner, r.running]),
+      [[running.workflowId, 'cy', true]],
+    );
+    const started = Date.parse(teamU.runs[0]!.allocatedSpans[0]!.from);
+    assert.equal(
+      teamU.runs[0]!.allocatedMs,
+      2 * (Date.parse(later) - started),
+      'its 2 GPUs from its start to now',
+    );
+    // A window that ended before everything here started finds nothing.
+    const before = await collectUsage(
+      env.client,
+      usageQuery({}, '2020-01-01T00:00:00.000Z', '2020-01-02T00:00:00.000Z'),
+      now,
+    );
+    assert.deepEqual([before.runs.length, before.leftOut.length], [0, 0]);
   });
 });
