@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { workerGpus } from './experiment.js';
 import { type Span, clusterSpans, gpuUsageOfStages, trainSpans } from './gpu-usage.js';
 import type { Manifest } from './manifest.js';
+import type { Ownership } from './ownership.js';
 
 /**
  * GPU usage over time (`usage`), pure. Only experiments are counted: a campaign's attempts and a
@@ -37,7 +38,7 @@ const MS_PER_HOUR = 3_600_000;
 /** A closed experiment from its manifest: its gpuUsage, or (older manifests) the same rule over its stages. */
 export function runUsageOfManifest(
   m: Pick<Manifest, 'temporal' | 'stages' | 'gpuUsage' | 'resolvedSpec' | 'writtenAt'>,
-  who: { owner?: string; team?: string } = {},
+  who: Partial<Ownership> = {},
 ): RunUsage {
   const now = m.gpuUsage?.openUntil ?? m.writtenAt;
   const usage = m.gpuUsage ?? gpuUsageOfStages(m.stages, workerGpus(m.resolvedSpec), now);
@@ -203,9 +204,12 @@ export function aggregateUsage(runs: readonly RunUsage[], o: UsageOptions): Usag
       `the runs are priced in ${[...currencies].join(' and ')}: give --price-per-gpu-hour (and --currency) to price them all alike`,
     );
   const currency = [...currencies][0];
-  const rows = new Map<string, UsageRow & { ids: Set<string>; runningIds: Set<string> }>();
-  const total = { runs: 0, running: 0, allocatedMs: 0, busyMs: 0, cost: 0 };
+  // Runs are counted by id, once per row and once in the total, however many buckets they span.
+  type Summing = Omit<UsageRow, 'runs' | 'running'> & { ids: Set<string>; runningIds: Set<string> };
+  const rows = new Map<string, Summing>();
+  const total = { allocatedMs: 0, busyMs: 0, cost: 0 };
   const counted = new Set<string>();
+  const countedRunning = new Set<string>();
   for (const r of runs) {
     const allocated = split(r.allocatedMs, r.allocatedSpans, window, o.by);
     const busy = split(r.busyMs, r.busySpans, window, o.by);
@@ -219,8 +223,6 @@ export function aggregateUsage(runs: readonly RunUsage[], o: UsageOptions): Usag
           bucket,
           team: r.team,
           owner: r.owner,
-          runs: 0,
-          running: 0,
           allocatedMs: 0,
           busyMs: 0,
           ids: new Set(),
@@ -234,24 +236,24 @@ export function aggregateUsage(runs: readonly RunUsage[], o: UsageOptions): Usag
       row.busyMs += busy.get(b) ?? 0;
       if (row.cost !== undefined && price !== undefined) row.cost += (a * price) / MS_PER_HOUR;
       row.ids.add(r.workflowId);
-      if (r.running) row.runningIds.add(r.workflowId);
-      if (!counted.has(r.workflowId)) {
-        counted.add(r.workflowId);
-        total.runs += 1;
-        if (r.running) total.running += 1;
+      counted.add(r.workflowId);
+      if (r.running) {
+        row.runningIds.add(r.workflowId);
+        countedRunning.add(r.workflowId);
       }
     }
   }
   const out = [...rows.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) // bucket, then team, then owner
     .map(([, row]) => row)
-    .map(({ ids, runningIds, ...row }) => {
-      total.allocatedMs += row.allocatedMs;
-      total.busyMs += row.busyMs;
-      total.cost += row.cost ?? 0;
-      return { ...row, runs: ids.size, running: runningIds.size };
+    .map(({ ids, runningIds, bucket, team, owner, ...sums }): UsageRow => {
+      total.allocatedMs += sums.allocatedMs;
+      total.busyMs += sums.busyMs;
+      total.cost += sums.cost ?? 0;
+      return { bucket, team, owner, runs: ids.size, running: runningIds.size, ...sums };
     });
-  const { cost, ...counts } = total;
+  const { cost, ...sums } = total;
+  const counts = { runs: counted.size, running: countedRunning.size, ...sums };
   return {
     since: o.since,
     until: o.until,
