@@ -23,19 +23,25 @@ bash scripts/seaweedfs/build.sh >"$build_logs/seaweedfs.log" 2>&1 & seaweedfs_bu
 trap 'kill $k8s_build $temporal_build $seaweedfs_build 2>/dev/null || true' EXIT
 
 tap_log="$(mktemp -t ragen-node-tests.XXXXXX)"
-# node_tests [<files at once>, default 1] <files...>. Files that start Ray run one at a time: each
-# checks that no Ray process is on the machine before it starts and after it ends, and Ray clusters
-# and Temporal servers share this machine's two cores. Unit tests (pure code, spawned CLIs, no server) and
-# workflow tests (each its own time-skipping server, fake activities, never Ray) run two at a time:
-# most of their time is one core loading modules (measured on 2 cores: unit 69 s -> 35 s,
-# workflows 150 s -> 99 s).
+# A test that hangs fails after this long instead of running CI out of time (the longest test takes
+# about 7 minutes on a busy 2-core machine).
+test_timeout_ms=1200000
+failures() {
+  grep -h -E -A14 '^ *not ok ' "$@" | grep -vE '^ *(duration_ms|location|stack|async |process\.)'
+}
+# node_tests [<files at once>, default 1] <files...>. Unit tests (pure code, spawned CLIs, no server)
+# and workflow tests (each its own time-skipping server, fake activities, never Ray) run two at a
+# time: most of their time is one core loading modules (measured on 2 cores: unit 69 s -> 35 s,
+# workflows 150 s -> 99 s). Files that start Ray run one at a time (or one per lane, below): each
+# checks that no Ray process is on the machine before it starts and after it ends.
 node_tests() {
   local concurrency=1
   if [[ $1 =~ ^[0-9]+$ ]]; then concurrency=$1; shift; fi
-  node --import tsx --test --test-concurrency="$concurrency" "$@" | tee -a "$tap_log" || {
+  node --import tsx --test --test-concurrency="$concurrency" --test-timeout="$test_timeout_ms" "$@" |
+    tee -a "$tap_log" || {
     # The failures again at the end, where a truncated CI log still shows them.
     echo "== node tests failed:"
-    grep -E -A14 '^ *not ok ' "$tap_log" | grep -vE '^ *(duration_ms|location|stack|async |process\.)'
+    failures "$tap_log"
     exit 1
   }
 }
@@ -66,5 +72,33 @@ echo "== waiting for the Go builds"
 wait_build k8s "$k8s_build"
 wait_build temporal "$temporal_build"
 wait_build seaweedfs "$seaweedfs_build"
-echo "== node tests: integration, faults"
-node_tests 1 test/integration/*.test.ts test/faults/*.test.ts
+# Integration and fault tests in two lanes at once, one file at a time in each: KubeRay's (a real
+# kube-apiserver and operator, Ray in the stand-in kubelet's Pods) and the local backend's. Most of
+# their time is waiting (Pods, Ray starting, training steps), not CPU. Each lane has its own
+# RAGEN_TEST_LANE, which every process it starts inherits, so a lane's Ray leak check counts its own
+# processes and never the other lane's (test/helpers/processes.ts).
+kube_lane=(test/integration/bad-node-kuberay.test.ts test/integration/example-ragen-kuberay-operator.test.ts
+  test/integration/experiment-kuberay.test.ts test/integration/kuberay-*.test.ts
+  test/integration/temporal-postgres.test.ts)
+local_lane=()
+for f in test/integration/*.test.ts test/faults/*.test.ts; do
+  [[ " ${kube_lane[*]} " == *" $f "* ]] || local_lane+=("$f")
+done
+echo "== node tests: integration, faults (two lanes at once: ${#kube_lane[@]} files with KubeRay, ${#local_lane[@]} without; the KubeRay lane's output follows the other's)"
+kube_log="$(mktemp -t ragen-kube-lane.XXXXXX)"
+local_log="$(mktemp -t ragen-local-lane.XXXXXX)"
+RAGEN_TEST_LANE=kuberay node --import tsx --test --test-concurrency=1 --test-timeout="$test_timeout_ms" \
+  "${kube_lane[@]}" >"$kube_log" 2>&1 & kube_pid=$!
+trap 'kill $k8s_build $temporal_build $seaweedfs_build $kube_pid 2>/dev/null || true' EXIT
+local_rc=0
+RAGEN_TEST_LANE=local node --import tsx --test --test-concurrency=1 --test-timeout="$test_timeout_ms" \
+  "${local_lane[@]}" 2>&1 | tee "$local_log" || local_rc=$?
+kube_rc=0
+wait "$kube_pid" || kube_rc=$?
+echo "== the KubeRay lane"
+cat "$kube_log"
+if ((local_rc || kube_rc)); then
+  echo "== node tests failed (local lane exit $local_rc, KubeRay lane exit $kube_rc):"
+  failures "$local_log" "$kube_log"
+  exit 1
+fi

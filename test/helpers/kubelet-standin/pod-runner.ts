@@ -426,6 +426,9 @@ export class PodRunner {
       PATH: `${this.deps.venvBin}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
       HOSTNAME: this.hostname,
       HOME: uid === 0 ? '/root' : IMAGE_HOME,
+      // Not a kubelet's: the test lane's marker (scripts/test.sh), so that a lane's leak check
+      // counts its own Pods' Ray processes (test/helpers/processes.ts).
+      ...(process.env['RAGEN_TEST_LANE'] ? { RAGEN_TEST_LANE: process.env['RAGEN_TEST_LANE'] } : {}),
       // The `kubernetes` Service, as the kubelet tells every container (only Pods with a
       // service account here: the others never talk to the API server).
       ...(this.serviceAccountDir
