@@ -26,19 +26,23 @@ tap_log="$(mktemp -t ragen-node-tests.XXXXXX)"
 # A test that hangs fails after this long instead of running CI out of time (the longest test takes
 # about 7 minutes on a busy 2-core machine).
 test_timeout_ms=1200000
+# node_test_run <files at once> <files...>: the node test runner, every test under the timeout.
+node_test_run() {
+  local concurrency=$1; shift
+  node --import tsx --test --test-concurrency="$concurrency" --test-timeout="$test_timeout_ms" "$@"
+}
 failures() {
   grep -h -E -A14 '^ *not ok ' "$@" | grep -vE '^ *(duration_ms|location|stack|async |process\.)'
 }
 # node_tests [<files at once>, default 1] <files...>. Unit tests (pure code, spawned CLIs, no server)
 # and workflow tests (each its own time-skipping server, fake activities, never Ray) run two at a
 # time: most of their time is one core loading modules (measured on 2 cores: unit 69 s -> 35 s,
-# workflows 150 s -> 99 s). Files that start Ray run one at a time (or one per lane, below): each
-# checks that no Ray process is on the machine before it starts and after it ends.
+# workflows 150 s -> 99 s). Files that start Ray run one at a time (one per lane, below): each checks
+# that no Ray process (of its lane) is on the machine before it starts and after it ends.
 node_tests() {
   local concurrency=1
   if [[ $1 =~ ^[0-9]+$ ]]; then concurrency=$1; shift; fi
-  node --import tsx --test --test-concurrency="$concurrency" --test-timeout="$test_timeout_ms" "$@" |
-    tee -a "$tap_log" || {
+  node_test_run "$concurrency" "$@" | tee -a "$tap_log" || {
     # The failures again at the end, where a truncated CI log still shows them.
     echo "== node tests failed:"
     failures "$tap_log"
@@ -87,12 +91,10 @@ done
 echo "== node tests: integration, faults (two lanes at once: ${#kube_lane[@]} files with KubeRay, ${#local_lane[@]} without; the KubeRay lane's output follows the other's)"
 kube_log="$(mktemp -t ragen-kube-lane.XXXXXX)"
 local_log="$(mktemp -t ragen-local-lane.XXXXXX)"
-RAGEN_TEST_LANE=kuberay node --import tsx --test --test-concurrency=1 --test-timeout="$test_timeout_ms" \
-  "${kube_lane[@]}" >"$kube_log" 2>&1 & kube_pid=$!
+RAGEN_TEST_LANE=kuberay node_test_run 1 "${kube_lane[@]}" >"$kube_log" 2>&1 & kube_pid=$!
 trap 'kill $k8s_build $temporal_build $seaweedfs_build $kube_pid 2>/dev/null || true' EXIT
 local_rc=0
-RAGEN_TEST_LANE=local node --import tsx --test --test-concurrency=1 --test-timeout="$test_timeout_ms" \
-  "${local_lane[@]}" 2>&1 | tee "$local_log" || local_rc=$?
+RAGEN_TEST_LANE=local node_test_run 1 "${local_lane[@]}" 2>&1 | tee "$local_log" || local_rc=$?
 kube_rc=0
 wait "$kube_pid" || kube_rc=$?
 echo "== the KubeRay lane"

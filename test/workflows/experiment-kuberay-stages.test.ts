@@ -11,6 +11,7 @@ import type { ExperimentInput, ExperimentResult } from '../../src/domain/experim
 import type { ExperimentSpec } from '../../src/domain/experiment.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import { fakeActivities, heartbeatUntilCancelled } from '../helpers/fake-activities.js';
+import { activityClosed } from '../helpers/history-attempts.js';
 import { kuberaySpec } from '../helpers/kuberay-specs.js';
 import { testInput } from '../helpers/specs.js';
 import { timeSkippingEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
@@ -72,18 +73,7 @@ const failsAfterAllReduce = (type: string) => async (): Promise<never> => {
   const workflowId = ctx.info.workflowExecution?.workflowId;
   assert.ok(workflowId, 'the proof runs in a workflow');
   const handle = env.client.workflow.getHandle(workflowId);
-  for (;;) {
-    const { events } = await handle.fetchHistory();
-    const scheduled = events?.find(
-      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'allReduceCheck',
-    );
-    const closed = events?.some((e) => {
-      const a = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes;
-      return scheduled && a && String(a.scheduledEventId) === String(scheduled.eventId);
-    });
-    if (closed) break;
-    await ctx.sleep(100);
-  }
+  while (!(await activityClosed(handle, 'allReduceCheck'))) await ctx.sleep(100);
   return permanent(type)();
 };
 
