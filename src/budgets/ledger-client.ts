@@ -1,4 +1,4 @@
-import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type {
   BudgetReport,
   ReserveAnswer,
@@ -71,5 +71,5 @@ export function budgetLedgerClient(client: Client, taskQueue: string): BudgetLed
 }
 
 function isNotFound(err: unknown): boolean {
-  return err instanceof Error && (err.name === 'WorkflowNotFoundError' || /not found/i.test(err.message));
+  return err instanceof WorkflowNotFoundError;
 }
