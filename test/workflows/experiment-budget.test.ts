@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ApplicationFailure } from '@temporalio/common';
+import type { ApplicationFailure } from '@temporalio/common';
 import { Client, WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
@@ -10,7 +10,7 @@ import type { ActivityDeps } from '../../src/activities/index.js';
 import { type BudgetLedgerClient, budgetLedgerClient } from '../../src/budgets/ledger-client.js';
 import type { TeamBudget } from '../../src/domain/budgets.js';
 import { ErrorTypes } from '../../src/domain/error-types.js';
-import type { ExperimentInput, ExperimentResult } from '../../src/domain/experiment-input.js';
+import type { ExperimentInput } from '../../src/domain/experiment-input.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
 import { testInput, testSpec } from '../helpers/specs.js';
