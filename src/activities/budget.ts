@@ -17,6 +17,12 @@ async function budgetOf(deps: ActivityDeps, team: string): Promise<TeamBudget | 
   }
 }
 
+/**
+ * How often a queued run asks again: each ask is an Update in the team workflow's history (a few
+ * events), so not every poll interval.
+ */
+export const BUDGET_REASK_MS = 15_000;
+
 export type ReserveBudgetResult =
   | { status: 'unbudgeted' }
   | { status: 'granted'; gpuHours: number; budget: TeamBudget; queuedSeconds: number };
@@ -45,7 +51,7 @@ export function createReserveBudget(deps: ActivityDeps) {
       if (answer.status === 'refused') throw permanent(ErrorTypes.BudgetRefused, answer.message);
       await heartbeatAndWait(
         { queuedSeconds, position: answer.position, message: answer.message },
-        deps.pollIntervalMs,
+        deps.budgetPollIntervalMs ?? BUDGET_REASK_MS,
       );
     }
   };

@@ -32,6 +32,8 @@ export interface ActivityDeps {
    * applies to the next run) and the budget workflows. Absent: no run is budgeted.
    */
   budgets?: { load(): Promise<BudgetsFile | undefined>; ledger: BudgetLedgerClient };
+  /** How often a run queued for its team's budget asks again (default BUDGET_REASK_MS, 15 s). */
+  budgetPollIntervalMs?: number;
   /** How long a link suspect stays in the node ledger (RAGEN_NODE_SUSPECT_HOURS; default 24). */
   nodeSuspectHours?: number;
 }

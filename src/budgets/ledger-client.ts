@@ -1,4 +1,4 @@
-import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { type Client, type WorkflowHandle, WorkflowNotFoundError } from '@temporalio/client';
 import type {
   BudgetReport,
   ReserveAnswer,
@@ -27,12 +27,13 @@ export interface BudgetLedgerClient {
 }
 
 /**
- * Each call signal-with-starts the team's workflow (so the first reserve of a team starts it, with
- * the budget as its input; a running one ignores the signal), then sends the Update. Workflows cannot
+ * Each call sends its Update to the team's running workflow; when there is none, it signal-with-starts
+ * it first (the budget as its input), so the first reserve of a team, or `budgets apply`, starts it. Workflows cannot
  * send another workflow's Update themselves: the experiment reaches this through activities.
  */
 export function budgetLedgerClient(client: Client, taskQueue: string): BudgetLedgerClient {
-  const ensure = async (team: string, budget: TeamBudget) =>
+  const handleOf = (team: string) => client.workflow.getHandle(budgetWorkflowId(team));
+  const start = (team: string, budget: TeamBudget) =>
     client.workflow.signalWithStart<typeof teamBudget>('teamBudget', {
       workflowId: budgetWorkflowId(team),
       taskQueue,
@@ -40,36 +41,41 @@ export function budgetLedgerClient(client: Client, taskQueue: string): BudgetLed
       signal: ensureStartedSignal,
       signalArgs: [],
     });
+  /** The Update on the running workflow; started first only when there is none (one signal then). */
+  async function send<R>(
+    team: string,
+    budget: TeamBudget,
+    fn: (h: WorkflowHandle) => Promise<R>,
+  ): Promise<R> {
+    try {
+      return await fn(handleOf(team));
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      return fn(await start(team, budget));
+    }
+  }
   return {
-    async reserve(team, budget, req) {
-      return (await ensure(team, budget)).executeUpdate(reserveUpdate, { args: [req] });
-    },
+    reserve: (team, budget, req) =>
+      send(team, budget, (h) => h.executeUpdate(reserveUpdate, { args: [req] })),
     async settle(team, budget, req) {
-      if (budget) return (await ensure(team, budget)).executeUpdate(settleUpdate, { args: [req] });
+      const update = (h: WorkflowHandle) => h.executeUpdate(settleUpdate, { args: [req] });
+      if (budget) return send(team, budget, update);
       try {
-        return await client.workflow
-          .getHandle(budgetWorkflowId(team))
-          .executeUpdate(settleUpdate, { args: [req] });
+        return await update(handleOf(team));
       } catch (err) {
-        if (!(err instanceof WorkflowUpdateFailedError) && isNotFound(err)) return undefined;
+        if (err instanceof WorkflowNotFoundError) return undefined;
         throw err;
       }
     },
-    async setBudget(team, budget) {
-      return (await ensure(team, budget)).executeUpdate(setBudgetUpdate, { args: [budget] });
-    },
+    setBudget: (team, budget) =>
+      send(team, budget, (h) => h.executeUpdate(setBudgetUpdate, { args: [budget] })),
     async report(team) {
-      const handle = client.workflow.getHandle(budgetWorkflowId(team));
       try {
-        return await handle.executeUpdate(reportUpdate);
+        return await handleOf(team).executeUpdate(reportUpdate);
       } catch (err) {
-        if (!(err instanceof WorkflowUpdateFailedError) && isNotFound(err)) return undefined;
+        if (err instanceof WorkflowNotFoundError) return undefined;
         throw err;
       }
     },
   };
-}
-
-function isNotFound(err: unknown): boolean {
-  return err instanceof WorkflowNotFoundError;
 }

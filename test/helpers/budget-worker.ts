@@ -25,6 +25,7 @@ const client = new Client({ connection: await Connection.connect({ address }) })
 const deps = {
   budgets: { load: async () => budgets, ledger: budgetLedgerClient(client, taskQueue) },
   pollIntervalMs: 200,
+  budgetPollIntervalMs: 200,
 } as unknown as ActivityDeps;
 const settle = createSettleBudget(deps);
 const { activities } = fakeActivities({

@@ -42,6 +42,7 @@ async function runBudgeted(
   const deps = {
     budgets: { load: async () => ({ teams: budgets }), ledger },
     pollIntervalMs: 100,
+    budgetPollIntervalMs: 100,
   } as unknown as ActivityDeps;
   const { activities, calls } = fakeActivities({
     reserveBudget: createReserveBudget(deps),
