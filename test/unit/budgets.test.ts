@@ -160,3 +160,22 @@ describe('budget ledger (pure)', () => {
     assert.equal(report(l, later).reserved, 11);
   });
 });
+
+describe('budgets report (table)', () => {
+  it('shows each team with its budget, spend, reservations, what is left and the queue', async () => {
+    const { budgetsTable } = await import('../../src/cli/budgets.js');
+    const l = newLedger('rl', queue, T0);
+    reserve(l, { key: 'a', gpuHours: 6 }, T0);
+    settle(l, { key: 'a', gpuHours: 2.5 }, T0);
+    reserve(l, { key: 'b', gpuHours: 6 }, T0);
+    reserve(l, { key: 'c', gpuHours: 4 }, T0);
+    const lines = budgetsTable([report(l, T0)])
+      .trim()
+      .split('\n');
+    assert.match(
+      lines[0] ?? '',
+      /^TEAM\s+BUDGET\s+PERIOD\s+SINCE\s+SPENT\s+RESERVED\s+LEFT\s+POLICY\s+QUEUED$/,
+    );
+    assert.match(lines[1] ?? '', /^rl\s+10\.00\s+week\s+2026-12-07\s+2\.50\s+6\.00\s+1\.50\s+queue\s+1$/);
+  });
+});
