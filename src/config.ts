@@ -54,6 +54,8 @@ const ConfigSchema = z.object({
     .default('off'),
   /** The Temporal SDK's own Prometheus exporter, on loopback; /metrics appends what it serves. */
   RAGEN_SDK_METRICS_PORT: z.coerce.number().int().min(1).max(65535).default(9465),
+  /** Team budgets (budgets.yaml: team → GPU-hours per period); unset: no run is budgeted. */
+  RAGEN_BUDGETS_FILE: z.string().min(1).optional(),
   KUBECONFIG: z.string().optional(),
   KUBERNETES_SERVICE_HOST: z.string().optional(),
 });

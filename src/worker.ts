@@ -10,6 +10,8 @@ import { type OrchestratorConfig, loadConfig } from './config.js';
 import { JsonSdkLogger, activityContextLogger, jsonLogger } from './logging.js';
 import { queryStopAtCheckpointPending, signalProgress } from './progress-reporter.js';
 import { RegistryClient } from './registry/client.js';
+import { loadBudgetsFile } from './budgets/budgets-file.js';
+import { budgetLedgerClient } from './budgets/ledger-client.js';
 import { temporalConnectionSettings } from './temporal-connection.js';
 import { workflowInterceptorModules, workflowSource } from './workflow-code.js';
 import { describeUserError } from './user-errors.js';
@@ -38,7 +40,21 @@ export function activityDeps(
     python: config.python,
     checkpointSignalIntervalMs: config.RAGEN_CHECKPOINT_SIGNAL_SECONDS * 1000,
     nodeSuspectHours: config.RAGEN_NODE_SUSPECT_HOURS,
+    ...budgetDeps(config.RAGEN_BUDGETS_FILE, client, config.RAGEN_TASK_QUEUE),
   };
+}
+
+/**
+ * Budgets when a file is named: read on each reserve (an edit applies to the next run); the team
+ * workflows run on this worker's task queue.
+ */
+export function budgetDeps(
+  file: string | undefined,
+  client: Client,
+  taskQueue: string,
+): Pick<ActivityDeps, 'budgets'> {
+  if (!file) return {};
+  return { budgets: { load: () => loadBudgetsFile(file), ledger: budgetLedgerClient(client, taskQueue) } };
 }
 
 /**
@@ -54,6 +70,8 @@ export async function createWorker(
   const clientConnection = await Connection.connect(connectionOptions);
   const client = new Client({ connection: clientConnection, namespace });
   const deps = activityDeps(config, client);
+  // A broken budgets file stops the worker at start, naming the field, rather than each run later.
+  if (deps.budgets) await deps.budgets.load();
   const source = workflowSource(config.RAGEN_WORKFLOW_BUNDLE);
   if (metrics) registerClustersAlive(metrics.registry, deps.backends);
   const worker = await Worker.create({

@@ -1,4 +1,6 @@
 import type { ComputeBackend } from '../backends/backend.js';
+import type { BudgetLedgerClient } from '../budgets/ledger-client.js';
+import type { BudgetsFile } from '../domain/budgets.js';
 import type { RayHeadApi } from '../backends/ray/dashboard-client.js';
 import type { Progress } from '../domain/progress.js';
 import type { InspectedImage } from '../registry/client.js';
@@ -25,6 +27,13 @@ export interface ActivityDeps {
   checkpointSignalIntervalMs?: number;
   /** Poll interval of the heartbeat loops. */
   pollIntervalMs: number;
+  /**
+   * Team budgets: budgets.yaml as read now (RAGEN_BUDGETS_FILE, read on each reserve so an edit
+   * applies to the next run) and the budget workflows. Absent: no run is budgeted.
+   */
+  budgets?: { load(): Promise<BudgetsFile | undefined>; ledger: BudgetLedgerClient };
+  /** How often a run queued for its team's budget asks again (default BUDGET_REASK_MS, 15 s). */
+  budgetPollIntervalMs?: number;
   /** How long a link suspect stays in the node ledger (RAGEN_NODE_SUSPECT_HOURS; default 24). */
   nodeSuspectHours?: number;
 }

@@ -1,6 +1,7 @@
 import { createAwaitAdmission } from './admission.js';
 import { createAllReduceCheck } from './allreduce.js';
 import { createArchive } from './archive.js';
+import { createReserveBudget, createSettleBudget } from './budget.js';
 import { createArchiveCampaign } from './campaign-archive.js';
 import { createLatestCompleteCheckpoint } from './campaign-checkpoints.js';
 import { createApplyCheckpointRetention } from './checkpoint-retention.js';
@@ -46,6 +47,8 @@ export function createActivities(deps: ActivityDeps) {
     trackMlflowParent: createTrackMlflowParent(),
     notify: createNotify(),
     applyCheckpointRetention: createApplyCheckpointRetention(),
+    reserveBudget: createReserveBudget(deps),
+    settleBudget: createSettleBudget(deps),
   });
 }
 

@@ -17,6 +17,35 @@ export function addOperationsCommands(program: Command, execute: Execute): void 
       await execute((config) => reaperInstallCommand(config, o.every, o.grace));
     });
 
+  const budgets = program
+    .command('budgets')
+    .description(
+      'team GPU-hour budgets (budgets.yaml: team → gpuHours per day|week|month, policy queue|refuse)',
+    );
+  budgets
+    .command('apply')
+    .description("start or update each team's budget workflow (budget-<team>) from the file")
+    .argument('<file>', 'budgets.yaml')
+    .action(async (file: string) => {
+      const o = parseCommand('budgets apply', S.budgetsApply, { file });
+      const { budgetsApplyCommand } = await import('./budgets.js');
+      await execute((config) => budgetsApplyCommand(config, o.file));
+    });
+  budgets
+    .command('report')
+    .description('budget, spend, reservations and queue per team, this period')
+    .option('--team <team>', 'one team (else every team of the budgets file)')
+    .option(
+      '--file <file>',
+      'the budgets file listing the teams (default RAGEN_BUDGETS_FILE, else budgets.yaml)',
+    )
+    .option('--format <format>', 'table|json', 'table')
+    .action(async (opts: object) => {
+      const o = parseCommand('budgets report', S.budgetsReport, opts);
+      const { budgetsReportCommand } = await import('./budgets.js');
+      await execute((config) => budgetsReportCommand(config, o));
+    });
+
   const nodes = program
     .command('nodes')
     .description(

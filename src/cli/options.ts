@@ -154,6 +154,12 @@ export const CommandSchemas = {
       message: 'must be later than --since',
     }),
   none: z.strictObject({}),
+  budgetsApply: z.strictObject({ file: z.string().min(1, 'give the budgets file, e.g. budgets.yaml') }),
+  budgetsReport: z.strictObject({
+    team: z.string().min(1).optional(),
+    file: z.string().min(1).optional(),
+    format: z.enum(['table', 'json'], { message: 'expected table or json' }).default('table'),
+  }),
   nodes: z.strictObject({ backend: z.enum(['local', 'kuberay']), json: z.boolean().optional() }),
   nodesClear: z.strictObject({ backend: z.enum(['local', 'kuberay']), all: z.boolean().optional() }),
   report: z

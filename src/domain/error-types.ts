@@ -78,6 +78,10 @@ export const ErrorTypes = {
   RayJobConflict: 'RayJobConflict',
   /** The Ray dashboard answered something that is not what its API returns (invalid JSON). */
   RayDashboardMalformed: 'RayDashboardMalformed',
+  /** The team's budget (budgets.yaml, policy refuse) has no room for the run's reservation: names the budget, the spend and the reservation. */
+  BudgetRefused: 'BudgetRefused',
+  /** budgets.yaml on the worker does not parse: names the field and the fix. */
+  BudgetsFileInvalid: 'BudgetsFileInvalid',
 } as const;
 
 export type ErrorType = (typeof ErrorTypes)[keyof typeof ErrorTypes];

@@ -223,6 +223,18 @@ export const ExperimentSpecSchema = z
     notify: z.array(NotifyTargetSchema).optional(),
     /** Price of a GPU-hour: the manifests then record the cost next to the GPU-seconds. */
     cost: CostSchema.optional(),
+    /**
+     * What the run reserves in its team's budget (budgets.yaml on the worker): the stated estimate,
+     * else trainer.nnodes x trainer.nGpusPerNode x deadlines.runSeconds (src/domain/budgets.ts).
+     */
+    budget: z
+      .strictObject({
+        estimateGpuHours: z
+          .number()
+          .positive('must be above 0: the GPU-hours the run is expected to allocate')
+          .optional(),
+      })
+      .optional(),
   })
   .superRefine((spec, ctx) => {
     for (const issue of shapeIssues(spec)) ctx.addIssue({ code: 'custom', ...issue });

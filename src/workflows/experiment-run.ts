@@ -23,6 +23,7 @@ import type {
   ValidationResult,
 } from '../domain/results.js';
 import type { TrackingOutcome } from '../domain/tracking.js';
+import type { RunBudget } from './budget.js';
 import type { ExperimentVisibility } from './experiment-visibility.js';
 import { type RunIds, runIds } from './run-ids.js';
 
@@ -68,6 +69,8 @@ export interface ExperimentRun {
   /** Why the run failed or was cancelled; undefined while it has not. */
   failure?: unknown;
   outcome?: ExperimentResult['outcome'];
+  /** The run's reservation in its team's budget (team-budget patch). */
+  budget?: RunBudget;
   /** Search attributes and current details (set by the workflow; absent in pure tests). */
   visible?: ExperimentVisibility;
 }

@@ -38,7 +38,8 @@ import {
 import { ExperimentVisibility } from './experiment-visibility.js';
 import { outcomeOf, unwrapFailure } from './failure-info.js';
 import { logStage } from './stage-log.js';
-import { HASHING_DURING_TEARDOWN, STORAGE_PROOF_ALONGSIDE_CHECKS } from './patches.js';
+import { HASHING_DURING_TEARDOWN, STORAGE_PROOF_ALONGSIDE_CHECKS, TEAM_BUDGET } from './patches.js';
+import { reserveRunBudget, settleRunBudget } from './budget.js';
 import { notifyTargets } from './notify.js';
 import { notifyScheduleWillPause } from './schedule-pause.js';
 import { trackExperiment, wandbIds } from './tracking.js';
@@ -79,12 +80,17 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
   const run = newExperimentRun(input, workflowInfo());
   run.visible = new ExperimentVisibility(run);
   answerQueriesAndSignals(run);
-  await withinRunDeadline(run, async () => {
-    await preflightStage(run);
-    await verifyStage(run);
-    await provisionCluster(run);
-    if (await trainStage(run)) await validateStage(run);
-  });
+  // Budgets: preflight, then the reservation, before the run deadline starts (a queued run's wait
+  // is not its run time, as a Kueue admission is not counted against the join).
+  const budgeted = patched(TEAM_BUDGET);
+  if (budgeted) await reserveAfterPreflight(run);
+  if (run.failure === undefined)
+    await withinRunDeadline(run, async () => {
+      if (!budgeted) await preflightStage(run);
+      await verifyStage(run);
+      await provisionCluster(run);
+      if (await trainStage(run)) await validateStage(run);
+    });
   // Hashing and archiving read shared storage only: the cluster (its GPUs) is freed first, and
   // hashing runs meanwhile when no trainer can still be writing.
   const hashWhileTearingDown = mayHashDuringTeardown(run);
@@ -92,6 +98,7 @@ export async function experiment(input: ExperimentInput): Promise<ExperimentResu
   const hashing = hashWhileTearingDown ? hashRunCheckpoints(run) : undefined;
   hashing?.catch(() => undefined); // awaited by the archive stage, which records a failure
   await tearingDown;
+  await settleRunBudget(run);
   await archiveStage(run, hashing);
   markDone(run);
   // After teardown: a slow or unreachable tracker never keeps a cluster (and its GPUs) waiting.
@@ -186,6 +193,17 @@ async function withinRunDeadline(run: ExperimentRun, pipeline: () => Promise<voi
           : run.earlyStopped
             ? 'earlyStopped'
             : 'succeeded';
+}
+
+/** Preflight and the budget's reservation; a failure (a refusal) or cancel is kept in the run. */
+async function reserveAfterPreflight(run: ExperimentRun): Promise<void> {
+  try {
+    await preflightStage(run);
+    await reserveRunBudget(run);
+  } catch (err) {
+    run.failure = err;
+    run.outcome = outcomeOf(err);
+  }
 }
 
 async function preflightStage(run: ExperimentRun): Promise<void> {

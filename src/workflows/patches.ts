@@ -15,3 +15,10 @@ export const STORAGE_PROOF_ALONGSIDE_CHECKS = 'storage-proof-alongside-checks';
  * itself, or none ran), instead of after it. Recorded before: experiment-succeeded.
  */
 export const HASHING_DURING_TEARDOWN = 'hashing-during-teardown';
+
+/**
+ * Team budgets: the run reserves its GPU-hour estimate after preflight (a queued run waits, a
+ * refused one creates nothing) and settles the measured allocation after teardown. The run deadline
+ * counts from the grant. Recorded before: every experiment history.
+ */
+export const TEAM_BUDGET = 'team-budget';

@@ -30,6 +30,16 @@ export const profiles = {
   longRunning: { startToCloseTimeout: '30 days', heartbeatTimeout: '60 seconds', retry: retry(20) },
   /** Teardown: retried until it succeeds (no maximumAttempts = unlimited), never given up on; heartbeats like clusterStart. */
   teardown: { startToCloseTimeout: '10 minutes', heartbeatTimeout: '30 seconds', retry: untilDone },
+  /**
+   * Waiting for room in a team's budget (policy queue): hours or days, alive through a heartbeat per
+   * re-ask; the experiment's own deadlines bound it.
+   */
+  budgetQueue: { startToCloseTimeout: '30 days', heartbeatTimeout: '60 seconds', retry: retry(10) },
+  /**
+   * Settling a run's spend: short (one Update), retried until it succeeds like teardown (a spend
+   * never goes uncounted); idempotent by key, so a retry after a lost reply counts nothing twice.
+   */
+  budgetSettle: { startToCloseTimeout: '30 seconds', retry: untilDone },
   /** The reaper's pass: retried until it succeeds, like teardown. */
   cleanup: { startToCloseTimeout: '10 minutes', retry: untilDone },
 } as const satisfies Record<string, ActivityOptions>;
@@ -57,6 +67,8 @@ export const activityProfiles = {
   train: 'longRunning',
   teardown: 'teardown',
   reapClusters: 'cleanup',
+  reserveBudget: 'budgetQueue',
+  settleBudget: 'budgetSettle',
 } as const satisfies Record<keyof Activities, ProfileName>;
 
 type ActivitiesUnder<P extends ProfileName> = {
@@ -85,3 +97,5 @@ export const { train } = bind('longRunning');
 export const { submitCluster } = bind('clusterStart');
 export const { teardown } = bind('teardown');
 export const { reapClusters } = bind('cleanup');
+export const { reserveBudget } = bind('budgetQueue');
+export const { settleBudget } = bind('budgetSettle');

@@ -63,6 +63,9 @@ export function fakeActivities(overrides: Partial<Activities> = {}) {
     trackMlflowRun: async ({ mlflow }) => fakeTracked(mlflow.uri),
     trackMlflowParent: async ({ mlflow }) => fakeTracked(mlflow.uri),
     notify: async () => ({ status: 200, idempotencyKey: 'fake' }),
+    // No budgets by default (as a worker without RAGEN_BUDGETS_FILE); budget tests use the real ones.
+    reserveBudget: async () => ({ status: 'unbudgeted' }),
+    settleBudget: async ({ key, gpuHours }) => ({ key, gpuHours, periodStart: '', spentAfter: gpuHours }),
   };
   const merged = { ...base, ...overrides };
   const recorded = Object.fromEntries(

@@ -45,6 +45,8 @@ describe('activity profiles (bound once, in src/workflows/policies.ts)', () => {
       clusterStart: ['submitCluster'],
       teardown: ['teardown'],
       cleanup: ['reapClusters'],
+      budgetQueue: ['reserveBudget'],
+      budgetSettle: ['settleBudget'],
     });
   });
 
@@ -61,6 +63,7 @@ describe('activity profiles (bound once, in src/workflows/policies.ts)', () => {
       'archive',
       'latestCompleteCheckpoint',
       'hashCheckpoints',
+      'reserveBudget',
     ] as const) {
       const profile: { heartbeatTimeout?: string } = profiles[activityProfiles[activity]];
       assert.ok(profile.heartbeatTimeout, `${activity} (${activityProfiles[activity]}) must heartbeat`);

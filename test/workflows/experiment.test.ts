@@ -83,6 +83,7 @@ describe('experiment workflow (time-skipping server, fake activities)', () => {
     const { result, calls } = await runWith({});
     assert.deepEqual(calls.slice(0, -3), [
       'preflight',
+      'reserveBudget',
       'verify',
       'submitCluster',
       'awaitJoin',

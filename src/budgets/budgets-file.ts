@@ -1,0 +1,9 @@
+import { readFile } from 'node:fs/promises';
+import { parseYamlMapping } from '../cli/spec-files/load.js';
+import { type BudgetsFile, parseBudgets } from '../domain/budgets.js';
+
+/** Read and validate budgets.yaml; a bad file throws SpecError naming each field and its fix. */
+export async function loadBudgetsFile(path: string): Promise<BudgetsFile> {
+  const text = await readFile(path, 'utf8');
+  return parseBudgets(parseYamlMapping(text, path, 'budgets file'), path);
+}
