@@ -19,7 +19,7 @@ export const historiesDir = new URL('../workflows/histories/', import.meta.url);
 export interface Recording {
   /** Also the file name: the replay test replays under the same id (child ids derive from it). */
   workflowId: string;
-  workflowType: 'experiment' | 'campaign' | 'sweep' | 'reaper';
+  workflowType: 'experiment' | 'campaign' | 'sweep' | 'reaper' | 'teamBudget';
   args: unknown[];
   activities: Activities;
   /** Signals, Updates or a cancel while it runs; the run then goes on to its end. */

@@ -7,6 +7,7 @@
  */
 import type { Scenario } from '../helpers/history-recorder.js';
 import { recordHistories } from '../helpers/history-recorder.js';
+import { budgetScenarios } from './budget-scenarios.js';
 import { campaignScenarios } from './campaign-scenarios.js';
 import { experimentScenarios } from './experiment-scenarios.js';
 import { reaperScenarios } from './reaper-scenario.js';
@@ -17,6 +18,7 @@ const all: Record<string, Scenario> = {
   ...campaignScenarios,
   ...sweepScenarios,
   ...reaperScenarios,
+  ...budgetScenarios,
 };
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((n) => !(n in all));
