@@ -317,6 +317,18 @@ class Observer {
   }
 }
 
+/** The train Ray job's seconds (start -> end, as seen from the create). */
+const trainingSeconds = (r: RunRecord): number | undefined =>
+  r.trainJobStartFromCreate !== undefined && r.trainJobEndFromCreate !== undefined
+    ? r.trainJobEndFromCreate - r.trainJobStartFromCreate
+    : undefined;
+
+/** The wall without the training: what each side adds around the same trainer. */
+const outsideTraining = (r: RunRecord): number | undefined => {
+  const t = trainingSeconds(r);
+  return t === undefined ? undefined : r.totalWall - t;
+};
+
 /** Ray jobs' own seconds (start -> end) by the stage in their submission id (`<cluster>-<stage>-<n>`). */
 function jobSeconds(jobs: RayJobRecord[] | undefined): Record<string, number> {
   const out: Record<string, number> = {};
@@ -579,6 +591,7 @@ try {
     ['total wall (s)', (r) => r.totalWall],
     ['create -> train Ray job started (s)', (r) => r.trainJobStartFromCreate],
     ['create -> train Ray job ended (s)', (r) => r.trainJobEndFromCreate],
+    ['total wall outside the train Ray job (s)', outsideTraining],
     ['operator CPU (s)', (r) => r.operator.cpuSeconds],
     ['operator peak RSS (MiB)', (r) => r.operator.peakRssMiB],
     ['worker CPU (s)', (r) => r.worker?.cpuSeconds],
@@ -612,9 +625,8 @@ try {
   const stageOf: [string, string | undefined, string | undefined][] = [
     ['preflight', 'preflight', undefined],
     ['verify (image)', 'verify', undefined],
-    ['environment probe', undefined, 'environment'],
     ['storage proof', 'proveSharedStorage', 'storage'],
-    ['all-reduce (activity: + environment probe)', 'allReduceCheck', 'allreduce'],
+    ['environment probe + all-reduce (one Ray job)', 'allReduceCheck', 'checks'],
     ['validation', 'validate', 'validate'],
     ['hashing (hashCheckpoints)', 'hashCheckpoints', undefined],
     ['archive', 'archive', undefined],
@@ -632,17 +644,25 @@ try {
       `${label.padEnd(44)}${(a === undefined ? '-' : a.toFixed(2)).padStart(10)}${(j === undefined ? '-' : j.toFixed(2)).padStart(10)}`,
     );
   }
-  // Goals of issue 34. The checks' own time: verify's activity (no Ray job) plus the environment
-  // probe's, the storage proof's and the all-reduce's Ray jobs (start -> end), per run.
+  // Goals of issue 34. The checks' own time: verify's activity (no Ray job) plus the storage proof's
+  // and the environment probe's and all-reduce's (one job) Ray jobs (start -> end), per run.
   const checks = median(
     products.map(
       (r) =>
         (r.activitySeconds?.['verify'] ?? 0) +
-        (r.rayJobSeconds['environment'] ?? 0) +
         (r.rayJobSeconds['storage'] ?? 0) +
-        (r.rayJobSeconds['allreduce'] ?? 0),
+        (r.rayJobSeconds['checks'] ?? 0),
     ),
   );
+  // The training itself varies from run to run by more than the product adds: the ratio of walls
+  // with both sides given RayJob's median training time, the rest of each wall as measured.
+  const outside = medians['total wall outside the train Ray job (s)']!;
+  const training = median(of('rayjob').map(trainingSeconds));
+  const equalTraining =
+    training !== undefined && outside.rayjob !== undefined && outside.product !== undefined
+      ? (training + outside.product) / (training + outside.rayjob)
+      : undefined;
+  console.log(`total wall ratio at RayJob's median training time: ${equalTraining?.toFixed(3) ?? '-'}`);
   const firstStep = medians['create -> first training step (s)']!;
   const wall = medians['total wall (s)']!;
   const workerRate = medians['kube API requests / min, worker']!;
@@ -653,7 +673,12 @@ try {
       checksOwnSeconds: checks,
       met: (firstStep.product ?? Infinity) <= (firstStep.rayjob ?? NaN) + (checks ?? NaN) + 2,
     },
-    totalWall: { ratio: wall.ratio, limit: 1.05, met: (wall.ratio ?? Infinity) <= 1.05 },
+    totalWall: {
+      ratio: wall.ratio,
+      ratioAtEqualTraining: equalTraining,
+      limit: 1.05,
+      met: Math.max(wall.ratio ?? Infinity, equalTraining ?? Infinity) <= 1.05,
+    },
     workerKubeApiRequestsPerMinute: {
       product: workerRate.product,
       limit: 12,

@@ -139,7 +139,8 @@ def run(args) -> tuple[int, dict]:
     in_setup = True
     groups = []
     try:
-        ray.init(address=args.address) if args.address else ray.init()
+        if not ray.is_initialized():  # join_checks.py's driver is connected already
+            ray.init(address=args.address) if args.address else ray.init()
         nnodes = n // args.gpus_per_node
         shape = f"--world-size {n} = {nnodes} node(s) x --gpus-per-node {args.gpus_per_node}"
         placement.wait_for_gpus(n, max(0.0, deadline - time.monotonic()), shape=shape)

@@ -82,7 +82,7 @@ def group_failures(failures: list[dict]) -> list[dict]:
     return list(grouped.values())
 
 
-def run(args) -> tuple[int, dict]:
+def run(args, keep_ray: bool = False) -> tuple[int, dict]:
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -124,16 +124,18 @@ def run(args) -> tuple[int, dict]:
         result["ok"] = not failures
         return (EXIT_OK if result["ok"] else EXIT_UNMET), result
     finally:
-        ray.shutdown()
+        if not keep_ray:
+            ray.shutdown()
 
 
-def main(argv=None) -> int:
+def main(argv=None, keep_ray: bool = False) -> int:
+    """keep_ray: the connection stays up for the next check of the same driver (join_checks.py)."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.timeout_s <= 0 or args.gpus_per_node < 0 or args.min_free_gb < 0 or not os.path.isabs(args.checkpoint_dir):
         print("environment: need an absolute --checkpoint-dir, --timeout-s > 0, --gpus-per-node >= 0, --min-free-gb >= 0", file=sys.stderr)
         return EXIT_ARGS
     try:
-        code, result = run(args)
+        code, result = run(args, keep_ray)
     except Exception as err:  # report, never crash without the result line
         code, result = EXIT_FAILED, {"ok": False, "nodes": [], "failures": [], "reason": f"{type(err).__name__}: {err}"}
     report("ENVIRONMENT", result, args.out)

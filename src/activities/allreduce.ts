@@ -7,7 +7,9 @@ import { ALLREDUCE_PROBE_MODULE, PROBE_PACKAGE, allReduceArgv, shellQuote } from
 import { ErrorTypes } from '../domain/error-types.js';
 import type { ExperimentSpec } from '../domain/experiment.js';
 import { submissionId } from '../domain/naming.js';
-import { allReduceResultsPath, runCheckpointDir } from '../domain/paths.js';
+import { allReduceResultsPath, environmentResultsPath, runCheckpointDir } from '../domain/paths.js';
+import { environmentProbeArgv } from '../domain/environment-probe.js';
+import { joinChecksArgv } from '../domain/join-checks.js';
 import { AllReduceResultSchema, type AllReduceResult } from '../domain/results.js';
 import { backendOf } from './backend-of.js';
 import { rayHeadOf } from './ray-head-of.js';
@@ -18,7 +20,7 @@ import { permanent } from './failures.js';
 import { probeImportFailure } from './probe-import.js';
 import { logTail } from '../domain/log-tail.js';
 import { runRayJob } from './ray-job.js';
-import { runEnvironmentProbe } from './environment-probe.js';
+import { environmentOfJob } from './environment-probe.js';
 import { recordLinkSuspects } from './link-suspects.js';
 import { workflowIdOfActivity } from './heartbeat-loop.js';
 
@@ -42,8 +44,8 @@ function withRecorded(reason: string | undefined, recorded: string | undefined):
 }
 
 /**
- * Stage 4b. First the environment probe (environment-probe.ts): every node has what the trainer
- * needs, or ImageContractUnmet lists what is missing. Then every GPU slot of the joined cluster takes part in an all-reduce (NCCL on GPUs; gloo or a
+ * Stage 4b, one Ray job (join-checks.ts). First the environment probe (environment-probe.ts): every
+ * node has what the trainer needs, or ImageContractUnmet lists what is missing. Then every GPU slot of the joined cluster takes part in an all-reduce (NCCL on GPUs; gloo or a
  * numpy ring over Ray where there are none). The probe (`ragen_probes`, from the repository's probes/)
  * travels with the job as a runtime_env py_modules package, so the image needs only Ray and numpy.
  * Fails permanently with AllReduceFailed when the sum is wrong, it hangs past its bounded timeout, or
@@ -70,24 +72,27 @@ export function createAllReduceCheck(deps: ActivityDeps) {
       input.checkpointDir ?? runCheckpointDir(spec.storage, spec.name, workflowIdOfActivity());
     await makeSharedDir(input.runDir, sharedGroup(spec));
     await makeSharedDir(checkpointDir, sharedGroup(spec));
-    const environment = await runEnvironmentProbe({
-      spec,
-      handle,
-      backend,
-      dashboard,
-      packageUri: pkg.uri,
-      runDir: input.runDir,
-      checkpointDir,
-      pollIntervalMs: deps.pollIntervalMs,
-    });
+    // The environment probe, then the all-reduce, as one Ray job (join-checks.ts): one job start fewer.
+    const environmentArgv = backend.resolveArgv(
+      environmentProbeArgv(spec, checkpointDir, environmentResultsPath(input.runDir, handle.name)),
+    );
     const outPath = allReduceResultsPath(input.runDir, handle.name);
     const argv = backend.resolveArgv(allReduceArgv(spec, allReduceSeconds(spec), outPath));
+    const started = performance.now();
     const { job, logs } = await runRayJob(
       dashboard,
-      submissionId(handle.name, 'allreduce'),
-      shellQuote(argv),
+      submissionId(handle.name, 'checks'),
+      shellQuote(joinChecksArgv(environmentArgv, argv)),
       { pollIntervalMs: deps.pollIntervalMs, pyModules: [pkg.uri] },
     );
+    const environment = environmentOfJob({
+      spec,
+      job,
+      logs,
+      python: environmentArgv[0]!,
+      packageUri: pkg.uri,
+      jobSeconds: Math.round(performance.now() - started) / 1000,
+    });
     const line = RESULT_LINE.exec(logs)?.[1];
     const result = line ? AllReduceResultSchema.safeParse(JSON.parse(line)) : undefined;
     const recorded = await recordLinkSuspects(backend, line, handle, deps.nodeSuspectHours ?? 24);

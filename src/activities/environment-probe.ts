@@ -1,24 +1,17 @@
-import type { RayHeadApi } from '../backends/ray/dashboard-client.js';
-import type { ComputeBackend } from '../backends/backend.js';
-import type { ClusterHandle } from '../domain/cluster.js';
-import { shellQuote } from '../domain/entrypoint.js';
+import type { RayJobInfo } from '../backends/ray/dashboard-client.js';
 import {
   ENVIRONMENT_PROBE_MODULE,
   type EnvironmentRecord,
   type EnvironmentResult,
   EnvironmentResultSchema,
   describeEnvironmentFailures,
-  environmentProbeArgv,
 } from '../domain/environment-probe.js';
 import { ErrorTypes } from '../domain/error-types.js';
 import type { ExperimentSpec } from '../domain/experiment.js';
 import { logTail } from '../domain/log-tail.js';
 import { modelDirectory } from '../domain/model.js';
-import { submissionId } from '../domain/naming.js';
-import { environmentResultsPath } from '../domain/paths.js';
 import { permanent } from './failures.js';
 import { probeImportFailure } from './probe-import.js';
-import { runRayJob } from './ray-job.js';
 
 const RESULT_LINE = /ENVIRONMENT_RESULT (\{.*\})/;
 
@@ -37,38 +30,25 @@ function modelRecord(spec: ExperimentSpec, result: EnvironmentResult): Environme
 }
 
 /**
- * The environment probe (stage 4b, before the all-reduce, inside the same activity so workflow
- * histories are unchanged): one task per node checks what the image must provide (see
+ * The environment probe's result (stage 4b, before the all-reduce, inside the same activity and
+ * Ray job: join-checks.ts): one task per node checked what the image must provide (see
  * probes/ragen_probes/environment.py). Every failed item is listed in one ImageContractUnmet, a
  * permanent failure the workflow does not resubmit: a fresh cluster of the same image fails alike.
  */
-export async function runEnvironmentProbe(input: {
+export function environmentOfJob(input: {
   spec: ExperimentSpec;
-  handle: ClusterHandle;
-  backend: ComputeBackend;
-  dashboard: RayHeadApi;
+  job: RayJobInfo;
+  logs: string;
+  /** The probe's interpreter (argv[0]) where the spec names no image. */
+  python: string;
   packageUri: string;
-  runDir: string;
-  checkpointDir: string;
-  pollIntervalMs: number;
-}): Promise<EnvironmentRecord> {
-  const { spec, handle, backend } = input;
-  const argv = backend.resolveArgv(
-    environmentProbeArgv(spec, input.checkpointDir, environmentResultsPath(input.runDir, handle.name)),
-  );
-  const started = performance.now();
-  const { job, logs } = await runRayJob(
-    input.dashboard,
-    submissionId(handle.name, 'environment'),
-    shellQuote(argv),
-    {
-      pollIntervalMs: input.pollIntervalMs,
-      pyModules: [input.packageUri],
-    },
-  );
+  /** The job's submit to its logs read back (both checks: they share the job). */
+  jobSeconds: number;
+}): EnvironmentRecord {
+  const { spec, job, logs } = input;
   const line = RESULT_LINE.exec(logs)?.[1];
   const parsed = line ? EnvironmentResultSchema.safeParse(JSON.parse(line)) : undefined;
-  const image = spec.image ?? `none (local backend: ${argv[0]})`;
+  const image = spec.image ?? `none (local backend: ${input.python})`;
   if (!parsed?.success) {
     const importFailure = job.status === 'FAILED' ? probeImportFailure(logs, job.message) : undefined;
     throw permanent(
@@ -82,8 +62,8 @@ export async function runEnvironmentProbe(input: {
   const record: EnvironmentRecord = {
     ...result,
     probePackage: input.packageUri,
-    // From submit to the result read back: what the probe adds to a run (wall_s is its driver's own time).
-    jobSeconds: Math.round(performance.now() - started) / 1000,
+    // From submit to the results read back, of the job both checks share (wall_s is the probe's own time).
+    jobSeconds: input.jobSeconds,
     model: modelRecord(spec, result),
   };
   if (result.failures.length > 0) {

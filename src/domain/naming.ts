@@ -24,7 +24,7 @@ export function clusterName(experimentName: string, workflowId: string, attempt:
 /** Ray Jobs submission id: a retried submit of the same stage reuses it, so no second job starts. */
 export function submissionId(
   clusterName: string,
-  stage: 'allreduce' | 'environment' | 'storage' | 'train' | 'validate',
+  stage: 'checks' | 'storage' | 'train' | 'validate',
   attempt = 0,
 ): string {
   return `${clusterName}-${stage}-${attempt}`;

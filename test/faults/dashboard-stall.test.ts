@@ -85,7 +85,7 @@ describe('Ray dashboard stalls (SIGSTOP 15 s) on the local backend', () => {
     const cluster = stalls.submits[0]?.id.replace(/-[a-z]+-0$/, '') ?? '';
     assert.deepEqual(
       [...(stalls.jobsAtEnd ?? [])].sort(),
-      ['allreduce', 'environment', 'train', 'validate'].map((stage) => `${cluster}-${stage}-0`),
+      ['checks', 'train', 'validate'].map((stage) => `${cluster}-${stage}-0`),
       'the cluster ran exactly one Ray job (one driver) per stage',
     );
     const attempts = await activityAttempts(env.client.workflow.getHandle(workflowId));

@@ -307,7 +307,7 @@ describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, sta
     const cluster = stalls.submits[0]?.id.replace(/-[a-z]+-0$/, '') ?? '';
     assert.deepEqual(
       [...(stalls.jobsAtEnd ?? [])].sort(),
-      ['allreduce', 'environment', 'storage', 'train', 'validate'].map((stage) => `${cluster}-${stage}-0`),
+      ['checks', 'storage', 'train', 'validate'].map((stage) => `${cluster}-${stage}-0`),
       'one Ray job (one driver) per stage',
     );
     const handle = env.client.workflow.getHandle(workflowId);
