@@ -13,7 +13,13 @@ import { dashboardFromStatus, interpretRayCluster } from './cluster-status.js';
 import { KubeApi, loadKubeConfig } from './kube-api.js';
 import { MANAGED_SELECTOR, isOwnedBy, readOwner } from './labels.js';
 import { kuberayPreflight } from './preflight.js';
-import { AVOIDED_NODES_ANNOTATION, type RayClusterObject, buildRayCluster } from './raycluster.js';
+import {
+  AVOIDED_NODES_ANNOTATION,
+  KUEUE_QUEUE_LABEL,
+  type RayClusterObject,
+  buildRayCluster,
+} from './raycluster.js';
+import { queuePosition } from './kueue-workloads.js';
 import { RayClusterCache } from './raycluster-cache.js';
 import type { BackendLogger } from '../logger.js';
 import { RayPodCache } from './pod-cache.js';
@@ -219,12 +225,31 @@ export class KubeRayBackend implements ComputeBackend {
    * missing Secret, a crash loop: failed with that error type), then Ray's own view from the head.
    * Both objects come from watches: no GET per poll.
    */
+  /** The cluster's place in its Kueue LocalQueue; undefined when unknown (the status says queued anyway). */
+  private async queuePositionOf(cluster: string): Promise<number | undefined> {
+    try {
+      const workloads = await this.api.listWorkloads();
+      return workloads && queuePosition(workloads, cluster);
+    } catch {
+      return undefined; // informational: a failed list never fails a status read
+    }
+  }
+
   async describeCluster(handle: ClusterHandle): Promise<ClusterStatus> {
     const object = await this.cache.get(handle.name);
     const verdict = interpretRayCluster(object, this.ref(handle.name));
     const empty = { nodes: [], workersAlive: 0, gpusRegistered: 0 };
     if (verdict.phase === 'failed')
       return { phase: 'failed', failureType: verdict.failureType, ...empty, message: verdict.message };
+    if (verdict.phase === 'queued' && object?.metadata.labels?.[KUEUE_QUEUE_LABEL]) {
+      const position = await this.queuePositionOf(handle.name);
+      return {
+        phase: 'queued',
+        ...empty,
+        message: position ? `${verdict.message} (place ${position} in the queue)` : verdict.message,
+        ...(position ? { queuePosition: position } : {}),
+      };
+    }
     if (verdict.phase === 'gone' || verdict.phase === 'queued')
       return { phase: verdict.phase, ...empty, message: verdict.message };
     const pods = (await this.pods.get(handle.name)) ?? [];
