@@ -217,8 +217,18 @@ function judgeCluster(run: TrainRun, cluster: ClusterSeen, beat: TrainHeartbeat)
       details: beat,
     };
   }
-  // queued: Kueue took the cluster back (preemption); its pods are gone.
-  if (cluster.phase === 'gone' || cluster.phase === 'failed' || cluster.phase === 'queued') {
+  // queued: Kueue took the cluster back (preemption); its pods are gone. Its own type: not a failure
+  // of the run, and a fresh cluster in the queue can take it further (a campaign's next attempt).
+  if (cluster.phase === 'queued') {
+    return {
+      kind: 'failed',
+      type: ErrorTypes.ClusterPreempted,
+      message: `cluster ${run.clusterName} was preempted during training at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${cluster.message ?? ''}`,
+      stopJob: false,
+      details: beat,
+    };
+  }
+  if (cluster.phase === 'gone' || cluster.phase === 'failed') {
     return {
       kind: 'failed',
       type: ErrorTypes.ClusterLost,

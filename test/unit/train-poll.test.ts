@@ -260,14 +260,15 @@ const rows: Row[] = [
     },
   },
   {
-    name: 'the cluster queued again (Kueue preemption): ClusterLost',
+    name: 'the cluster queued again (Kueue preemption): ClusterPreempted, not ClusterLost',
     job: running({ phase: 'queued', workersAlive: 0, message: 'suspended by Kueue' }),
     log: 'step:5 - x:1\n',
     want: {
-      failed: 'ClusterLost',
+      failed: 'ClusterPreempted',
       stopJob: false,
       details: true,
-      message: 'cluster c-a0 is queued during training: suspended by Kueue',
+      message:
+        /^cluster c-a0 was preempted during training at step \d+ \(last checkpoint \d+\): suspended by Kueue$/,
     },
   },
   {
