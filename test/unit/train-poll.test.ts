@@ -393,6 +393,19 @@ describe('the heartbeat after a poll (trainProgress)', () => {
 
 describe('a head that does not answer (judgeSilentHead), a job the head does not know (judgeMissingJob)', () => {
   const beat = beatAt({ step: 7, lastCheckpointStep: 5 });
+  it('the cluster queued again (Kueue suspended it, the head Pod deleted): ClusterPreempted', () => {
+    checkVerdict(
+      judgeSilentHead(run, { phase: 'queued', workersAlive: 0, message: 'suspended by Kueue' }, beat),
+      {
+        failed: 'ClusterPreempted',
+        stopJob: false,
+        details: true,
+        message:
+          'cluster c-a0 was preempted during training at step 7 (last checkpoint 5): suspended by Kueue',
+      },
+      beat,
+    );
+  });
   it('the cluster gone: ClusterLost, with the step and checkpoint', () => {
     checkVerdict(
       judgeSilentHead(run, { phase: 'gone', workersAlive: 0, message: 'deleted' }, beat),
