@@ -430,7 +430,7 @@ describe('a head that does not answer (judgeSilentHead), a job the head does not
       beat,
     );
   });
-  for (const phase of ['ready', 'pending', 'queued'] as const) {
+  for (const phase of ['ready', 'pending'] as const) {
     it(`the cluster ${phase}: no verdict (the head's error stands; the retry policy decides)`, () => {
       assert.equal(judgeSilentHead(run, { phase, workersAlive: 2 }, beat), undefined);
     });
