@@ -160,13 +160,24 @@ export class KubeRayBackend implements ComputeBackend {
       const token = tokenOf(auth.secret);
       if (token) this.tokens.set(name, token);
     }
+    // Suspended (Kueue's webhook suspends a cluster with a queue label until admitted): no head
+    // yet, so no address to wait for; the activities find it in the status once it is admitted.
+    const queued = object.spec['suspend'] === true && this.config.dashboard === 'head-status';
     return {
       backend: 'kuberay',
       name,
       namespace: this.config.namespace,
       owner,
-      dashboardUrl: await this.dashboardUrl(name),
+      ...(queued ? {} : { dashboardUrl: await this.dashboardUrl(name) }),
     };
+  }
+
+  /** The handle's dashboard address, else (a cluster created suspended) the one in its status now. */
+  async dashboardUrlOf(handle: ClusterHandle): Promise<string | undefined> {
+    if (handle.dashboardUrl) return handle.dashboardUrl;
+    if (this.config.dashboard === 'service')
+      return `http://${handle.name}-head-svc.${this.config.namespace}.svc:8265`;
+    return dashboardFromStatus(await this.cache.get(handle.name));
   }
 
   /** The RayCluster owns its Secret, so Kubernetes' garbage collector removes it with the cluster. */
