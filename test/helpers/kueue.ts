@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
   CoreV1Api,
+  CustomObjectsApi,
   type KubeConfig,
   KubernetesObjectApi,
   type KubernetesObject,
@@ -36,6 +37,10 @@ const run = promisify(execFile);
  * configurations and CRDs itself. In a cluster the kubelet mounts that Secret at the webhook's
  * certDir, and Kueue waits for the files there; here this helper plays that volume (it copies the
  * Secret's keys into certDir, and again when they change).
+ *
+ * It also plays kube-controller-manager's garbage collector for Kueue's Workloads (the stand-in
+ * kubelet's collects Pods and Services only): a Workload whose owner RayCluster is gone is deleted
+ * (background propagation), which is how a deleted cluster's quota is given back in a cluster.
  */
 export interface RunningKueue {
   logPath: string;
@@ -186,6 +191,67 @@ function mountSecret(kc: KubeConfig, dir: string): { stop(): Promise<void> } {
   };
 }
 
+/** Every second: Workloads whose every owner is gone (404, or another uid) are deleted. */
+function collectWorkloads(kc: KubeConfig): { stop(): Promise<void> } {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const objects = KubernetesObjectApi.makeApiClient(kc);
+  let running = true;
+  type Owned = {
+    metadata: {
+      name: string;
+      namespace: string;
+      deletionTimestamp?: string;
+      ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string }[];
+    };
+  };
+  const ownerGone = async (
+    namespace: string,
+    ref: { apiVersion: string; kind: string; name: string; uid: string },
+  ) => {
+    try {
+      const owner = await objects.read({
+        apiVersion: ref.apiVersion,
+        kind: ref.kind,
+        metadata: { name: ref.name, namespace },
+      });
+      return owner.metadata?.uid !== ref.uid;
+    } catch (err) {
+      return (err as { code?: number }).code === 404;
+    }
+  };
+  const loop = (async () => {
+    while (running) {
+      const list = (await custom
+        .listClusterCustomObject({ group: 'kueue.x-k8s.io', version: 'v1beta2', plural: 'workloads' })
+        .catch(() => ({ items: [] }))) as { items: Owned[] };
+      for (const w of list.items) {
+        const refs = w.metadata.ownerReferences ?? [];
+        if (!running || refs.length === 0 || w.metadata.deletionTimestamp) continue;
+        let gone = true;
+        for (const ref of refs) gone &&= await ownerGone(w.metadata.namespace, ref);
+        if (!gone) continue;
+        await custom
+          .deleteNamespacedCustomObject({
+            group: 'kueue.x-k8s.io',
+            version: 'v1beta2',
+            namespace: w.metadata.namespace,
+            plural: 'workloads',
+            name: w.metadata.name,
+            propagationPolicy: 'Background',
+          })
+          .catch(() => undefined);
+      }
+      await sleep(1000);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+    },
+  };
+}
+
 async function createAll(kc: KubeConfig, objects: KubernetesObject[]): Promise<void> {
   const api = KubernetesObjectApi.makeApiClient(kc);
   for (const o of objects) await api.create(o);
@@ -244,6 +310,7 @@ export async function startKueue(
   const configPath = join(dir, 'kueue-config.yaml');
   await writeFile(configPath, configuration({ webhook, health, metrics }, join(dir, 'certs')));
   const certs = mountSecret(kc, join(dir, 'certs'));
+  const gc = collectWorkloads(kc);
   const logPath = join(dir, 'kueue.log');
   const log = await open(logPath, 'a');
   const started = Date.now();
@@ -265,6 +332,7 @@ export async function startKueue(
       clearTimeout(timer);
     }
     await certs.stop();
+    await gc.stop();
     if (!process.env['KEEP_KUBE_ENV']) await rm(dir, { recursive: true, force: true });
   };
   const api = KubernetesObjectApi.makeApiClient(kc);
