@@ -265,7 +265,7 @@ describe('Kueue in front of KubeRay (real Kueue v0.17.0, real operator, real Ray
         workflowId: campaignId,
         args: [
           {
-            spec: spec('kueue-campaign', 40, saveFreq),
+            spec: spec('kueue-campaign', 80, saveFreq),
             budgets: {
               maxAttempts: 3,
               maxAttemptsWithoutNewCheckpoint: 2,
