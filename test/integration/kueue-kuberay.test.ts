@@ -265,7 +265,7 @@ describe('Kueue in front of KubeRay (real Kueue v0.17.0, real operator, real Ray
         workflowId: campaignId,
         args: [
           {
-            spec: spec('kueue-campaign', 80, saveFreq),
+            spec: spec('kueue-campaign', 400, saveFreq),
             budgets: {
               maxAttempts: 3,
               maxAttemptsWithoutNewCheckpoint: 2,
@@ -289,9 +289,27 @@ describe('Kueue in front of KubeRay (real Kueue v0.17.0, real operator, real Ray
         workflowId: uniqueId('kueue-urgent'),
         args: [testInput(spec('kueue-urgent', 6, 3, URGENT))],
       });
+      // The resumed attempt training again: its status shows a step past the one it resumed from.
+      let trainingAgainAt: number | undefined;
+      let polling = true;
+      const poll = (async () => {
+        let from: number | undefined;
+        while (polling && trainingAgainAt === undefined) {
+          const p = await handle.query<CampaignProgress>('progress').catch(() => undefined);
+          if (p?.attempt === 2 && p.phase === 'running') {
+            from ??= p.step;
+            const child = env.client.workflow.getHandle(`${campaignId}-a2`);
+            const s = await child.query<ExperimentStatus>('status').catch(() => undefined);
+            if (s?.stage === 'train' && s.lastStep > from) trainingAgainAt = Date.now();
+          }
+          await sleep(250);
+        }
+      })();
       const urgentResult = await urgent.result();
       assert.equal(urgentResult.outcome, 'succeeded', JSON.stringify(urgentResult.stages));
       const result = (await handle.result()) as CampaignResult;
+      polling = false;
+      await poll;
       const [preempted, resumed] = result.attempts;
       assert.equal(result.outcome, 'succeeded', JSON.stringify(result.attempts.map((a) => a.ended)));
       assert.equal(preempted?.outcome, 'preempted', JSON.stringify(preempted?.ended));
@@ -310,10 +328,10 @@ describe('Kueue in front of KubeRay (real Kueue v0.17.0, real operator, real Ray
       // Kueue suspended the campaign's first cluster (not a delete by the product).
       const times = clusterTimes.get(clusterOf('kueue-campaign', preempted.workflowId));
       assert.ok(times?.suspendedAgain, JSON.stringify([...clusterTimes]));
-      const trainAgain = resumed.stages?.find((s) => s.stage === 'train')?.startedAt;
+      assert.ok(trainingAgainAt, 'the resumed attempt trained');
       const u = clusterTimes.get(clusterOf('kueue-urgent', urgent.workflowId));
       console.log(
-        `# preemption (campaign's RayCluster suspended by Kueue) -> the next attempt training again: ${((Date.parse(trainAgain ?? '') - times.suspendedAgain) / 1000).toFixed(1)} s, of which the urgent experiment held the quota ${u?.admitted && u.gone ? ((u.gone - u.admitted) / 1000).toFixed(1) : '?'} s; urgent created -> campaign suspended ${u ? ((times.suspendedAgain - u.seen) / 1000).toFixed(1) : '?'} s; preempted at step ${stepAtPreemption}, resumed from ${resumed.startedFromStep}`,
+        `# preemption (campaign's RayCluster suspended by Kueue) -> the next attempt training again: ${((trainingAgainAt - times.suspendedAgain) / 1000).toFixed(1)} s, of which the urgent experiment held the quota ${u?.admitted && u.gone ? ((u.gone - u.admitted) / 1000).toFixed(1) : '?'} s; urgent created -> campaign suspended ${u ? ((times.suspendedAgain - u.seen) / 1000).toFixed(1) : '?'} s; preempted at step ${stepAtPreemption}, resumed from ${resumed.startedFromStep}`,
       );
     });
   });
