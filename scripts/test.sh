@@ -11,7 +11,7 @@ export RAY_USAGE_STATS_ENABLED=0
 
 # The Go builds (cached outside the clone, ~/.cache/ragen-orchestrator; warm they return at once)
 # run in the background, all at once, while the suites that need none of the binaries run:
-# - scripts/k8s/build.sh: etcd, kube-apiserver and the KubeRay operator for the kuberay tests;
+# - scripts/k8s/build.sh: etcd, kube-apiserver, the KubeRay operator and Kueue for the kuberay tests;
 # - scripts/temporal/build.sh: the production topology's Temporal server v1.32.2 and schema tool;
 # - scripts/seaweedfs/build.sh: SeaweedFS's `weed`, the S3 server of the object-store tests.
 # Cold, the first two finished in 10.6 min on a 2-core machine, behind the first suites (14 min);
@@ -83,7 +83,7 @@ wait_build seaweedfs "$seaweedfs_build"
 # processes and never the other lane's (test/helpers/processes.ts).
 kube_lane=(test/integration/bad-node-kuberay.test.ts test/integration/example-ragen-kuberay-operator.test.ts
   test/integration/experiment-kuberay.test.ts test/integration/kuberay-*.test.ts
-  test/integration/temporal-postgres.test.ts)
+  test/integration/kueue-kuberay.test.ts test/integration/temporal-postgres.test.ts)
 local_lane=()
 for f in test/integration/*.test.ts test/faults/*.test.ts; do
   [[ " ${kube_lane[*]} " == *" $f "* ]] || local_lane+=("$f")

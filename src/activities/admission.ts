@@ -4,13 +4,14 @@ import type { ExperimentSpec } from '../domain/experiment.js';
 import { backendOf } from './backend-of.js';
 import type { ActivityDeps } from './deps.js';
 import { permanent } from './failures.js';
-import { heartbeatAndWait } from './heartbeat-loop.js';
+import { heartbeatAndWait, workflowIdOfActivity } from './heartbeat-loop.js';
 
 /**
  * Before join, for a cluster in a Kueue queue (kuberay.queueName): wait while the RayCluster is
  * suspended (not yet admitted). Waiting is not a failure; the workflow bounds it with its own timer
  * (kuberay.admissionSeconds), so the join deadline counts only from admission. Heartbeat:
- * {queuedSeconds}. Idempotent: it only reads.
+ * {queuedSeconds, queuePosition?}. Each change of the cluster's place in its LocalQueue goes to the
+ * workflow (a progress signal: its status shows it), and 0 once admitted. Idempotent: it only reads.
  */
 export function createAwaitAdmission(deps: ActivityDeps) {
   return async function awaitAdmission(input: {
@@ -19,7 +20,14 @@ export function createAwaitAdmission(deps: ActivityDeps) {
   }): Promise<{ queuedSeconds: number }> {
     const { spec, handle } = input;
     const backend = backendOf(deps, spec.backend);
+    const workflowId = workflowIdOfActivity();
     const started = Date.now();
+    let told: number | undefined;
+    const tell = async (queuePosition: number) => {
+      if (queuePosition === told) return;
+      told = queuePosition;
+      await deps.reportProgress(workflowId, { queuePosition }).catch(() => undefined);
+    };
     for (;;) {
       const status = await backend.describeCluster(handle);
       if (status.phase === 'failed' || status.phase === 'gone') {
@@ -29,8 +37,15 @@ export function createAwaitAdmission(deps: ActivityDeps) {
         );
       }
       const queuedSeconds = Math.round((Date.now() - started) / 1000);
-      if (status.phase !== 'queued') return { queuedSeconds };
-      await heartbeatAndWait({ queuedSeconds, message: status.message }, deps.pollIntervalMs);
+      if (status.phase !== 'queued') {
+        if (told !== undefined) await tell(0);
+        return { queuedSeconds };
+      }
+      if (status.queuePosition !== undefined) await tell(status.queuePosition);
+      await heartbeatAndWait(
+        { queuedSeconds, queuePosition: status.queuePosition, message: status.message },
+        deps.pollIntervalMs,
+      );
     }
   };
 }

@@ -8,6 +8,8 @@ import type { ActivityDeps } from './deps.js';
  * is never part of the handle, so it never enters workflow history.
  */
 export async function rayHeadOf(deps: ActivityDeps, handle: ClusterHandle): Promise<RayHeadApi> {
-  const token = await backendOf(deps, handle.backend).dashboardToken(handle);
-  return deps.rayHead(handle.dashboardUrl ?? '', token);
+  const backend = backendOf(deps, handle.backend);
+  const token = await backend.dashboardToken(handle);
+  const url = handle.dashboardUrl ?? (await backend.dashboardUrlOf?.(handle));
+  return deps.rayHead(url ?? '', token);
 }

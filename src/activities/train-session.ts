@@ -13,6 +13,7 @@ import {
   hasTrained,
   judgeMissingJob,
   judgeSilentHead,
+  preempted,
   judgeTrainPoll,
   trainProgress,
 } from '../domain/train-poll.js';
@@ -179,6 +180,11 @@ export class TrainSession {
     });
     // The final step in the heartbeat details, whether the run is complete or not.
     if (job.status === 'SUCCEEDED') recordHeartbeat(this.beat);
+    if (verdict.kind === 'failed' && (job.status === 'FAILED' || job.status === 'STOPPED')) {
+      // A job that ended because Kueue took its cluster (suspended, Pods deleted) was preempted.
+      const cluster = await this.backend.describeCluster(this.input.handle).catch(() => undefined);
+      if (cluster?.phase === 'queued') return preempted(this.run, cluster, this.beat);
+    }
     return verdict;
   }
 

@@ -46,6 +46,11 @@ export interface ComputeBackend {
    */
   dashboardToken(handle: ClusterHandle): Promise<string | undefined>;
   /**
+   * Where the head's dashboard is when the handle does not say (a KubeRay cluster created suspended
+   * in a Kueue queue has no head, so no address, at create); absent: the handle always says.
+   */
+  dashboardUrlOf?(handle: ClusterHandle): Promise<string | undefined>;
+  /**
    * The namespace's ledger of link-suspect nodes (domain/node-ledger.ts): createCluster avoids its
    * live entries; the all-reduce check records what its link test names.
    */

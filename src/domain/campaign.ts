@@ -41,7 +41,8 @@ export const AttemptRecordSchema = z.strictObject({
   /** Why the previous attempt ended (absent for the first). */
   previousEnded: AttemptEndSchema.optional(),
   totalTrainingSteps: z.number().int().positive(),
-  outcome: z.enum(['succeeded', 'failed', 'cancelled', 'paused', 'earlyStopped']),
+  /** preempted: Kueue took the cluster's quota back (ClusterPreempted); like a pause, not a failure. */
+  outcome: z.enum(['succeeded', 'failed', 'cancelled', 'paused', 'earlyStopped', 'preempted']),
   ended: AttemptEndSchema,
   finalStep: z.number().optional(),
   /** Latest complete checkpoint after the attempt. */

@@ -44,5 +44,7 @@ export const ClusterStatusSchema = z.strictObject({
   gpusRegistered: z.number(),
   headRayVersion: z.string().optional(),
   message: z.string().optional(),
+  /** With queued: the 1-based place in its Kueue LocalQueue (1: next), when the Workloads are readable. */
+  queuePosition: z.number().optional(),
 });
 export type ClusterStatus = z.infer<typeof ClusterStatusSchema>;

@@ -62,6 +62,12 @@ export const ErrorTypes = {
   PodConfigInvalid: 'PodConfigInvalid',
   /** KubeRay's ReplicaFailure condition (it could not create or delete pods); its reason is kept. */
   ReplicaFailure: 'ReplicaFailure',
+  /**
+   * Kueue took a training cluster's quota back (preemption: it suspended the RayCluster, the
+   * operator deleted its Pods). Not the run's fault: a campaign records it as a preemption and
+   * resumes from the latest checkpoint once a new cluster is admitted.
+   */
+  ClusterPreempted: 'ClusterPreempted',
   /** A queued (suspended) RayCluster was not admitted within kuberay.admissionSeconds. */
   AdmissionDeadlineExceeded: 'AdmissionDeadlineExceeded',
   /** The orchestrator's worker and the Ray pods do not see the same files under the storage mount. */

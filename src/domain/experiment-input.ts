@@ -74,6 +74,8 @@ export const ExperimentStatusSchema = z.strictObject({
   gpusRegistered: z.number(),
   /** The join's last word on why it waits (absent once nothing holds it up, and in older runs). */
   joinWaiting: z.string().optional(),
+  /** In stage `queued`: the cluster's place in its Kueue LocalQueue (1: next), when known. */
+  queuePosition: z.number().optional(),
   lastStep: z.number(),
   lastCheckpointStep: z.number(),
 });

@@ -201,6 +201,16 @@ export const KubeRaySchema = z
       .max(63)
       .regex(LABEL_NAME, 'a Kueue LocalQueue name (a label value: up to 63 letters, digits, -, _ and .)')
       .optional(),
+    /**
+     * Kueue WorkloadPriorityClass (label kueue.x-k8s.io/priority-class): in a ClusterQueue that
+     * preempts by priority, a higher one takes the quota of running lower ones (Kueue suspends
+     * their RayClusters; a campaign records the preemption and resumes when readmitted).
+     */
+    kueuePriorityClass: z
+      .string()
+      .max(63)
+      .regex(LABEL_NAME, 'a Kueue WorkloadPriorityClass name (a label value)')
+      .optional(),
     /** How long a queued cluster may wait for Kueue's admission before the run fails. */
     admissionSeconds: PositiveInt.default(24 * 3600),
   })

@@ -11,6 +11,8 @@ export const ProgressSchema = z.strictObject({
   gpusRegistered: z.number().optional(),
   /** Why the join still waits (Pods the scheduler cannot place, link suspects avoided): the join deadline's failure repeats it. */
   waiting: z.string().optional(),
+  /** A queued cluster's place in its Kueue LocalQueue (1: next); 0 once admitted. */
+  queuePosition: z.number().optional(),
   step: z.number().optional(),
   lastCheckpointStep: z.number().optional(),
   /** One in-loop validation's `val-env/...` metrics (sent only when the workflow asked for them). */

@@ -66,7 +66,18 @@ export const StageOutcomeSchema = z.enum(['succeeded', 'failed', 'cancelled', 's
 export type StageOutcome = z.infer<typeof StageOutcomeSchema>;
 
 export const StageRecordSchema = z.strictObject({
-  stage: z.enum(['preflight', 'verify', 'submit', 'join', 'train', 'validate', 'archive', 'teardown']),
+  stage: z.enum([
+    'preflight',
+    'verify',
+    'submit',
+    /** Waiting for Kueue to admit the cluster (kuberay.queueName); before it, the wait was part of join. */
+    'queued',
+    'join',
+    'train',
+    'validate',
+    'archive',
+    'teardown',
+  ]),
   attempt: z.number(),
   startedAt: z.string(),
   endedAt: z.string().optional(),

@@ -122,6 +122,8 @@ export function judgeSilentHead(
   cluster: ClusterSeen,
   beat: TrainHeartbeat,
 ): TrainFailure | undefined {
+  // Kueue suspended the cluster and the operator deleted the head: a preemption, not a silent head.
+  if (cluster.phase === 'queued') return preempted(run, cluster, beat);
   if (cluster.phase !== 'gone' && cluster.phase !== 'failed') return undefined;
   return {
     kind: 'failed',
@@ -206,6 +208,21 @@ function judgeExit0(run: TrainRun, log: TrainLogSeen, checkpoint: number): Train
   return { kind: 'finished', ...ended };
 }
 
+/**
+ * queued during training: Kueue took the cluster back (preemption); its Pods are gone. Its own type:
+ * not a failure of the run, and a fresh cluster in the queue can take it further (a campaign's
+ * next attempt, from the latest checkpoint).
+ */
+export function preempted(run: TrainRun, cluster: ClusterSeen, beat: TrainHeartbeat): TrainFailure {
+  return {
+    kind: 'failed',
+    type: ErrorTypes.ClusterPreempted,
+    message: `cluster ${run.clusterName} was preempted during training at step ${beat.step} (last checkpoint ${beat.lastCheckpointStep}): ${cluster.message ?? ''}`,
+    stopJob: false,
+    details: beat,
+  };
+}
+
 /** A running job's cluster: a lost worker (the job is stopped), or the cluster gone, failed or queued. */
 function judgeCluster(run: TrainRun, cluster: ClusterSeen, beat: TrainHeartbeat): TrainFailure | undefined {
   if (cluster.phase === 'ready' && cluster.workersAlive < run.wantWorkers) {
@@ -217,8 +234,8 @@ function judgeCluster(run: TrainRun, cluster: ClusterSeen, beat: TrainHeartbeat)
       details: beat,
     };
   }
-  // queued: Kueue took the cluster back (preemption); its pods are gone.
-  if (cluster.phase === 'gone' || cluster.phase === 'failed' || cluster.phase === 'queued') {
+  if (cluster.phase === 'queued') return preempted(run, cluster, beat);
+  if (cluster.phase === 'gone' || cluster.phase === 'failed') {
     return {
       kind: 'failed',
       type: ErrorTypes.ClusterLost,

@@ -156,8 +156,9 @@ export function budgetFailure(run: CampaignRun): { type: string; reason: string 
   const { state } = run;
   const { budgets } = run.input;
   const last = state.attempts.at(-1);
-  // A pause ends an attempt on purpose: it does not use up the budget.
-  if (state.attempts.filter((a) => a.outcome !== 'paused').length >= budgets.maxAttempts) {
+  // A pause ends an attempt on purpose, a preemption is the queue's doing: neither uses up the budget.
+  const counted = state.attempts.filter((a) => a.outcome !== 'paused' && a.outcome !== 'preempted');
+  if (counted.length >= budgets.maxAttempts) {
     return {
       type: ErrorTypes.CampaignAttemptsExhausted,
       reason: `campaign.maxAttempts=${budgets.maxAttempts} attempts used; the last ended with ${last?.ended.type}: ${last?.ended.message}`,

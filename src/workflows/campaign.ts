@@ -6,6 +6,7 @@ import {
   ContinueAsNew,
   continueAsNew,
   isCancellation,
+  patched,
   setHandler,
   startChild,
   workflowInfo,
@@ -58,6 +59,7 @@ import { notifyTargets } from './notify.js';
 import { trackParent } from './tracking.js';
 import { ErrorTypes } from '../domain/error-types.js';
 import { ChangingAttributes } from './visibility.js';
+import { CAMPAIGN_PREEMPTION } from './patches.js';
 
 type Child = ChildWorkflowHandle<typeof experiment>;
 
@@ -352,9 +354,10 @@ async function attemptEnding(child: Child): Promise<AttemptEnding & { cancellati
     return { result, outcome, ended: { type: result.outcome, message } };
   } catch (err) {
     const f = unwrapFailure(err);
+    const preempted = !f.cancelled && f.type === ErrorTypes.ClusterPreempted && patched(CAMPAIGN_PREEMPTION);
     return {
       result: f.details[0] as AttemptEnding['result'],
-      outcome: f.cancelled ? 'cancelled' : 'failed',
+      outcome: f.cancelled ? 'cancelled' : preempted ? 'preempted' : 'failed',
       ended: { type: f.cancelled ? 'cancelled' : (f.type ?? 'failed'), message: f.message },
       cancellation: f.cancelled ? err : undefined,
     };

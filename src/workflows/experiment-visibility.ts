@@ -17,6 +17,7 @@ export function visibleStageOf(stage: StageName | 'done', current: VisibleStage)
     case 'verify':
       return 'preflight';
     case 'submit':
+    case 'queued':
     case 'join':
       return 'cluster';
     case 'train':

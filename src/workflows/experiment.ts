@@ -38,7 +38,12 @@ import {
 import { ExperimentVisibility } from './experiment-visibility.js';
 import { outcomeOf, unwrapFailure } from './failure-info.js';
 import { logStage } from './stage-log.js';
-import { HASHING_DURING_TEARDOWN, STORAGE_PROOF_ALONGSIDE_CHECKS, TEAM_BUDGET } from './patches.js';
+import {
+  HASHING_DURING_TEARDOWN,
+  KUEUE_QUEUED_STAGE,
+  STORAGE_PROOF_ALONGSIDE_CHECKS,
+  TEAM_BUDGET,
+} from './patches.js';
 import { reserveRunBudget, settleRunBudget } from './budget.js';
 import { notifyTargets } from './notify.js';
 import { notifyScheduleWillPause } from './schedule-pause.js';
@@ -116,6 +121,8 @@ function answerQueriesAndSignals(run: ExperimentRun): void {
     if (p.joinedWorkers !== undefined) status.joinedWorkers = p.joinedWorkers;
     if (p.gpusRegistered !== undefined) status.gpusRegistered = p.gpusRegistered;
     if (p.waiting !== undefined) status.joinWaiting = p.waiting || undefined;
+    // Only the admission wait sends it (0 once admitted): state for the status query, no command.
+    if (p.queuePosition !== undefined) status.queuePosition = p.queuePosition || undefined;
     if (p.step !== undefined) status.lastStep = Math.max(status.lastStep, p.step);
     const newCheckpoint =
       p.lastCheckpointStep !== undefined && p.lastCheckpointStep > status.lastCheckpointStep;
@@ -241,12 +248,20 @@ async function provisionCluster(run: ExperimentRun): Promise<void> {
   }
 }
 
-/** Every worker joins within deadlines.joinSeconds (a durable timer), then the all-reduce check. */
+/**
+ * Every worker joins within deadlines.joinSeconds (a durable timer), then the all-reduce check.
+ * A cluster in a Kueue queue is admitted first, in stage `queued` (before the patch: inside join).
+ */
 async function joinStage(run: ExperimentRun): Promise<void> {
   const { spec } = run.input;
   const cluster = run.handle!;
+  const queuedStage = spec.kuberay?.queueName !== undefined && patched(KUEUE_QUEUED_STAGE);
+  if (queuedStage) {
+    await stage(run, 'queued', () => waitForAdmission(spec, cluster));
+    run.status.queuePosition = undefined;
+  }
   run.joined = await stage(run, 'join', async () => {
-    if (spec.kuberay?.queueName) await waitForAdmission(spec, cluster);
+    if (spec.kuberay?.queueName && !queuedStage) await waitForAdmission(spec, cluster);
     const r = await withDeadline(spec.deadlines.joinSeconds * 1000, () =>
       awaitJoin({ spec, handle: cluster }),
     );

@@ -11,6 +11,20 @@
 export const STORAGE_PROOF_ALONGSIDE_CHECKS = 'storage-proof-alongside-checks';
 
 /**
+ * A cluster in a Kueue queue waits for admission in a stage of its own, `queued` (the status shows
+ * its place in the LocalQueue), instead of inside `join`. Recorded before: experiment-kuberay-queued.
+ */
+export const KUEUE_QUEUED_STAGE = 'kueue-queued-stage';
+
+/**
+ * A campaign's attempt that ended with ClusterPreempted (Kueue took its quota back) is recorded
+ * with outcome `preempted`, not `failed`: it uses up no attempt and counts nothing towards
+ * maxAttemptsWithoutNewCheckpoint; the next attempt queues and resumes from the latest checkpoint.
+ * Recorded before: campaign-preempted.
+ */
+export const CAMPAIGN_PREEMPTION = 'campaign-preemption';
+
+/**
  * Checkpoint hashing starts with teardown when no trainer can still be writing (its job ended by
  * itself, or none ran), instead of after it. Recorded before: experiment-succeeded.
  */

@@ -14,7 +14,12 @@ import { checkpointPath } from '../../src/domain/paths.js';
  */
 export function fakeCampaignWorld(
   client: () => Client,
-  opts: { failAt?: (attempt: number, step: number) => boolean; stepMs?: number } = {},
+  opts: {
+    failAt?: (attempt: number, step: number) => boolean;
+    /** The failure's type at failAt (default TrainingFailed; ClusterPreempted: Kueue took the cluster). */
+    failType?: string;
+    stepMs?: number;
+  } = {},
 ) {
   const saved = new Set<number>();
   const trains: { workflowId: string; resumeFrom?: string; checkpointDir: string; total: number }[] = [];
@@ -42,7 +47,7 @@ export function fakeCampaignWorld(
           });
         if (opts.failAt?.(attempt, step)) {
           throw ApplicationFailure.create({
-            type: ErrorTypes.TrainingFailed,
+            type: opts.failType ?? ErrorTypes.TrainingFailed,
             message: `stand-in trainer exited 1 at step ${step}`,
             nonRetryable: true,
           });

@@ -302,6 +302,9 @@ export async function startKubeEnv(
     '--allow-privileged=true',
     '--disable-admission-plugins=ServiceAccount',
     '--enable-priority-and-fairness=false',
+    // Webhooks behind a Service (Kueue's) are called at the Service's endpoints, not its ClusterIP:
+    // no kube-proxy routes ClusterIPs here (test/helpers/kueue.ts).
+    '--enable-aggregator-routing=true',
     '--v=0',
   ];
   let apiserver: ChildProcess | undefined;

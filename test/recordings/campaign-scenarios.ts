@@ -1,4 +1,5 @@
 import type { CampaignInput, CampaignProgress } from '../../src/domain/campaign.js';
+import { ErrorTypes } from '../../src/domain/error-types.js';
 import { extendUpdate, pauseUpdate, resumeUpdate } from '../../src/workflows/campaign-definitions.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
 import { fakeCampaignWorld } from '../helpers/fake-campaign-world.js';
@@ -30,6 +31,21 @@ export const campaignScenarios: Record<string, Scenario> = {
       args: [campaignInput(20, { storage: { ...testSpec().storage, retain: { latest: 1 } } })],
       activities: fakeActivities(world.overrides).activities,
       children: () => ['campaign-failed-then-resumed-a1'],
+    };
+  },
+
+  // Kueue preempted the first attempt's cluster: recorded before such an attempt was `preempted`.
+  'campaign-preempted': (client) => {
+    const world = fakeCampaignWorld(client, {
+      failAt: (attempt, step) => attempt === 1 && step === 15,
+      failType: ErrorTypes.ClusterPreempted,
+    });
+    return {
+      workflowId: 'campaign-preempted',
+      workflowType: 'campaign',
+      args: [campaignInput(20)],
+      activities: fakeActivities(world.overrides).activities,
+      children: () => ['campaign-preempted-a1'],
     };
   },
 

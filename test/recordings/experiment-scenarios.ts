@@ -30,6 +30,18 @@ export const experimentScenarios: Record<string, Scenario> = {
     activities: fakeActivities().activities,
   }),
 
+  // Kueue: the admission wait inside join, recorded before it became the stage `queued`.
+  'experiment-kuberay-queued': () => {
+    const spec = kuberaySpec('/mnt/shared');
+    spec.kuberay = { ...spec.kuberay!, queueName: 'team-gpus' };
+    return {
+      workflowId: 'experiment-kuberay-queued',
+      workflowType: 'experiment',
+      args: [testInput(spec)],
+      activities: fakeActivities().activities,
+    };
+  },
+
   'experiment-training-failed': () => ({
     workflowId: 'experiment-training-failed',
     workflowType: 'experiment',

@@ -260,14 +260,15 @@ const rows: Row[] = [
     },
   },
   {
-    name: 'the cluster queued again (Kueue preemption): ClusterLost',
+    name: 'the cluster queued again (Kueue preemption): ClusterPreempted, not ClusterLost',
     job: running({ phase: 'queued', workersAlive: 0, message: 'suspended by Kueue' }),
     log: 'step:5 - x:1\n',
     want: {
-      failed: 'ClusterLost',
+      failed: 'ClusterPreempted',
       stopJob: false,
       details: true,
-      message: 'cluster c-a0 is queued during training: suspended by Kueue',
+      message:
+        /^cluster c-a0 was preempted during training at step \d+ \(last checkpoint \d+\): suspended by Kueue$/,
     },
   },
   {
@@ -392,6 +393,19 @@ describe('the heartbeat after a poll (trainProgress)', () => {
 
 describe('a head that does not answer (judgeSilentHead), a job the head does not know (judgeMissingJob)', () => {
   const beat = beatAt({ step: 7, lastCheckpointStep: 5 });
+  it('the cluster queued again (Kueue suspended it, the head Pod deleted): ClusterPreempted', () => {
+    checkVerdict(
+      judgeSilentHead(run, { phase: 'queued', workersAlive: 0, message: 'suspended by Kueue' }, beat),
+      {
+        failed: 'ClusterPreempted',
+        stopJob: false,
+        details: true,
+        message:
+          'cluster c-a0 was preempted during training at step 7 (last checkpoint 5): suspended by Kueue',
+      },
+      beat,
+    );
+  });
   it('the cluster gone: ClusterLost, with the step and checkpoint', () => {
     checkVerdict(
       judgeSilentHead(run, { phase: 'gone', workersAlive: 0, message: 'deleted' }, beat),
@@ -416,7 +430,7 @@ describe('a head that does not answer (judgeSilentHead), a job the head does not
       beat,
     );
   });
-  for (const phase of ['ready', 'pending', 'queued'] as const) {
+  for (const phase of ['ready', 'pending'] as const) {
     it(`the cluster ${phase}: no verdict (the head's error stands; the retry policy decides)`, () => {
       assert.equal(judgeSilentHead(run, { phase, workersAlive: 2 }, beat), undefined);
     });

@@ -317,3 +317,21 @@ describe('campaign checkpoint retention and GPU-seconds (time-skipping server, s
     assert.ok(Math.abs(total - sum) < 1e-9, `total ${total}, sum of attempts ${sum}`);
   });
 });
+
+describe('campaign: a preempted attempt (Kueue took its cluster)', () => {
+  it('is recorded `preempted`, uses up no attempt, and the next resumes from the latest checkpoint', async () => {
+    const world = fakeCampaignWorld(() => env.client, {
+      failAt: (attempt, step) => attempt === 1 && step === 15,
+      failType: ErrorTypes.ClusterPreempted,
+    });
+    // maxAttempts 1: only an attempt that is not a preemption counts, so the second may run.
+    const { result, error } = await runCampaign(world, campaignInput({ maxAttempts: 1 }));
+    assert.equal(error, undefined, String(error));
+    assert.equal(result?.outcome, 'succeeded');
+    const [preempted, resumed] = result!.attempts;
+    assert.equal(preempted?.outcome, 'preempted');
+    assert.equal(preempted.ended.type, ErrorTypes.ClusterPreempted);
+    assert.equal(resumed?.outcome, 'succeeded');
+    assert.equal(resumed.startedFromStep, 10);
+  });
+});

@@ -97,6 +97,13 @@ describe('experiment workflow on kuberay: admission, shared storage, pod failure
   it('waits for Kueue admission before join, proves shared storage alongside the all-reduce, before training', async () => {
     const { result, calls } = await runWith({}, queued(3600));
     assert.equal(result?.outcome, 'succeeded');
+    // The admission wait is a stage of its own, `queued`, between submit and join.
+    const names = result!.stages.map((s) => s.stage);
+    assert.deepEqual(names.slice(names.indexOf('submit'), names.indexOf('join') + 1), [
+      'submit',
+      'queued',
+      'join',
+    ]);
     const inJoin = calls.filter((c) => joinStages.includes(c));
     assert.deepEqual(inJoin.slice(0, 3), joinStages.slice(0, 3));
     assert.deepEqual(inJoin.slice(3, 5).sort(), ['allReduceCheck', 'proveSharedStorage']);

@@ -21,6 +21,7 @@ import { type KubeAction, KubeStatusError, kubeFailure, statusOf } from './kube-
 import type { PodLike } from './pod-failures.js';
 import type { EventLike } from './probe-failures.js';
 import { RAYCLUSTER, type RayClusterObject } from './raycluster.js';
+import { WORKLOAD, type WorkloadObject } from './kueue-workloads.js';
 import { type BackendLogger, quietLogger } from '../logger.js';
 import type { SecretObject } from './auth-secret.js';
 import type { ResourceRule } from './resource-rules.js';
@@ -368,6 +369,29 @@ export class KubeApi {
         () => this.core.createNamespacedConfigMap({ namespace: this.namespace, body }),
         [409],
       );
+  }
+
+  /**
+   * The namespace's Kueue Workloads (a queued cluster's place in its LocalQueue); undefined when
+   * Kueue is not installed (404) or this identity may not list them (403): the place is optional.
+   */
+  async listWorkloads(): Promise<WorkloadObject[] | undefined> {
+    const action = {
+      verb: 'list',
+      resource: `${WORKLOAD.plural}.${WORKLOAD.group}`,
+      namespace: this.namespace,
+    };
+    try {
+      const list = (await this.call(
+        action,
+        () => this.custom.listNamespacedCustomObject({ ...WORKLOAD, namespace: this.namespace }),
+        [403, 404],
+      )) as { items: WorkloadObject[] };
+      return list.items;
+    } catch (err) {
+      if (err instanceof KubeStatusError && (err.status === 403 || err.status === 404)) return undefined;
+      throw err;
+    }
   }
 
   /** Whether ray.io/v1 rayclusters is served: the CRD when readable, else API discovery (open to every user). */

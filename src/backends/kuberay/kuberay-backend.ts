@@ -13,7 +13,13 @@ import { dashboardFromStatus, interpretRayCluster } from './cluster-status.js';
 import { KubeApi, loadKubeConfig } from './kube-api.js';
 import { MANAGED_SELECTOR, isOwnedBy, readOwner } from './labels.js';
 import { kuberayPreflight } from './preflight.js';
-import { AVOIDED_NODES_ANNOTATION, type RayClusterObject, buildRayCluster } from './raycluster.js';
+import {
+  AVOIDED_NODES_ANNOTATION,
+  KUEUE_QUEUE_LABEL,
+  type RayClusterObject,
+  buildRayCluster,
+} from './raycluster.js';
+import { queuePosition } from './kueue-workloads.js';
 import { RayClusterCache } from './raycluster-cache.js';
 import type { BackendLogger } from '../logger.js';
 import { RayPodCache } from './pod-cache.js';
@@ -154,13 +160,24 @@ export class KubeRayBackend implements ComputeBackend {
       const token = tokenOf(auth.secret);
       if (token) this.tokens.set(name, token);
     }
+    // Suspended (Kueue's webhook suspends a cluster with a queue label until admitted): no head
+    // yet, so no address to wait for; the activities find it in the status once it is admitted.
+    const queued = object.spec['suspend'] === true && this.config.dashboard === 'head-status';
     return {
       backend: 'kuberay',
       name,
       namespace: this.config.namespace,
       owner,
-      dashboardUrl: await this.dashboardUrl(name),
+      ...(queued ? {} : { dashboardUrl: await this.dashboardUrl(name) }),
     };
+  }
+
+  /** The handle's dashboard address, else (a cluster created suspended) the one in its status now. */
+  async dashboardUrlOf(handle: ClusterHandle): Promise<string | undefined> {
+    if (handle.dashboardUrl) return handle.dashboardUrl;
+    if (this.config.dashboard === 'service')
+      return `http://${handle.name}-head-svc.${this.config.namespace}.svc:8265`;
+    return dashboardFromStatus(await this.cache.get(handle.name));
   }
 
   /** The RayCluster owns its Secret, so Kubernetes' garbage collector removes it with the cluster. */
@@ -219,12 +236,31 @@ export class KubeRayBackend implements ComputeBackend {
    * missing Secret, a crash loop: failed with that error type), then Ray's own view from the head.
    * Both objects come from watches: no GET per poll.
    */
+  /** The cluster's place in its Kueue LocalQueue; undefined when unknown (the status says queued anyway). */
+  private async queuePositionOf(cluster: string): Promise<number | undefined> {
+    try {
+      const workloads = await this.api.listWorkloads();
+      return workloads && queuePosition(workloads, cluster);
+    } catch {
+      return undefined; // informational: a failed list never fails a status read
+    }
+  }
+
   async describeCluster(handle: ClusterHandle): Promise<ClusterStatus> {
     const object = await this.cache.get(handle.name);
     const verdict = interpretRayCluster(object, this.ref(handle.name));
     const empty = { nodes: [], workersAlive: 0, gpusRegistered: 0 };
     if (verdict.phase === 'failed')
       return { phase: 'failed', failureType: verdict.failureType, ...empty, message: verdict.message };
+    if (verdict.phase === 'queued' && object?.metadata.labels?.[KUEUE_QUEUE_LABEL]) {
+      const position = await this.queuePositionOf(handle.name);
+      return {
+        phase: 'queued',
+        ...empty,
+        message: position ? `${verdict.message} (place ${position} in the queue)` : verdict.message,
+        ...(position ? { queuePosition: position } : {}),
+      };
+    }
     if (verdict.phase === 'gone' || verdict.phase === 'queued')
       return { phase: verdict.phase, ...empty, message: verdict.message };
     const pods = (await this.pods.get(handle.name)) ?? [];

@@ -53,6 +53,10 @@ export class LazyKubeRayBackend implements ComputeBackend {
     return (await this.get()).dashboardToken(handle);
   }
 
+  async dashboardUrlOf(handle: ClusterHandle): Promise<string | undefined> {
+    return (await this.get()).dashboardUrlOf(handle);
+  }
+
   async listClusters(): Promise<OwnedCluster[]> {
     return (await this.get()).listClusters();
   }

@@ -7,6 +7,8 @@ import { withRayAuthEnv } from './auth-secret.js';
 
 /** Kueue's label naming the LocalQueue a workload waits in. */
 export const KUEUE_QUEUE_LABEL = 'kueue.x-k8s.io/queue-name';
+/** Kueue's label naming the WorkloadPriorityClass of a workload. */
+export const KUEUE_PRIORITY_CLASS_LABEL = 'kueue.x-k8s.io/priority-class';
 
 /** ray.io/v1 RayCluster, as far as this product writes and reads it (KubeRay v1.5 field names). */
 export const RAYCLUSTER = {
@@ -99,7 +101,10 @@ export function buildRayCluster({
   const labels = { ...ownerLabels(owner), ...accountLabels(spec) };
   const image = spec.image;
   const headGroup = k.head ?? {};
-  const queue: Record<string, string> = k.queueName ? { [KUEUE_QUEUE_LABEL]: k.queueName } : {};
+  const queue: Record<string, string> = {
+    ...(k.queueName ? { [KUEUE_QUEUE_LABEL]: k.queueName } : {}),
+    ...(k.kueuePriorityClass ? { [KUEUE_PRIORITY_CLASS_LABEL]: k.kueuePriorityClass } : {}),
+  };
   // auth: none (an image whose Ray predates token auth): the containers get no token settings.
   const withAuth = <C extends { env?: unknown[] }>(c: C): C =>
     spec.auth === 'none' ? c : withRayAuthEnv(c, name);
