@@ -11,7 +11,7 @@ export type Cost = z.infer<typeof CostSchema>;
 
 /**
  * GPU time of one run (or the sum of several). allocatedSeconds: cluster GPUs x the time a
- * cluster existed (each submit's start to its teardown's end); busySeconds: GPUs x train-stage time.
+ * cluster existed (each submit's start to its teardown's end, less a Kueue queue's wait); busySeconds: GPUs x train-stage time.
  * Optional everywhere it is recorded, so manifests written before it still parse.
  */
 export const GpuUsageSchema = z.strictObject({
@@ -41,20 +41,41 @@ export interface Span {
 
 /**
  * The clusters of an experiment (pure): each from the start of a `submit` stage to the end of the
- * `teardown` of the same attempt; one with no finished teardown yet lasts until `now` (open).
+ * `teardown` of the same attempt; one with no finished teardown yet lasts until `now` (open). A
+ * cluster waiting in a Kueue queue (stage `queued`) is suspended and holds no GPUs: that wait is cut out.
  */
 export function clusterSpans(stages: readonly StageRecord[], now: string): { spans: Span[]; open: boolean } {
   let open = false;
   const spans = stages
     .filter((s) => s.stage === 'submit')
-    .map((submit) => {
+    .flatMap((submit) => {
       const down = stages.find(
         (s) => s.stage === 'teardown' && s.attempt === submit.attempt && s.startedAt >= submit.startedAt,
       );
       if (!down?.endedAt) open = true;
-      return { from: submit.startedAt, to: down?.endedAt ?? now };
+      const queued = stages
+        .filter(
+          (s) => s.stage === 'queued' && s.attempt === submit.attempt && s.startedAt >= submit.startedAt,
+        )
+        .map((s) => ({ from: s.startedAt, to: s.endedAt ?? now }));
+      return withoutSpans({ from: submit.startedAt, to: down?.endedAt ?? now }, queued);
     });
   return { spans, open };
+}
+
+/** `span` less the `cuts` (ISO strings of one format compare in time order). */
+function withoutSpans(span: Span, cuts: readonly Span[]): Span[] {
+  let pieces = [span];
+  for (const cut of cuts) {
+    pieces = pieces.flatMap((p) => {
+      if (cut.to <= p.from || cut.from >= p.to) return [p];
+      const kept: Span[] = [];
+      if (cut.from > p.from) kept.push({ from: p.from, to: cut.from });
+      if (cut.to < p.to) kept.push({ from: cut.to, to: p.to });
+      return kept;
+    });
+  }
+  return pieces;
 }
 
 /** The `train` stages (pure); an unfinished one lasts until `now`. */

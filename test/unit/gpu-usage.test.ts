@@ -36,6 +36,22 @@ describe('GPU-seconds from stage records (pure)', () => {
     assert.equal(u.openUntil, undefined, 'every cluster was torn down');
   });
 
+  it('leaves out the wait of a suspended cluster in a Kueue queue (stage queued), finished or not', () => {
+    // Submit at 0 s, queued 2..62 s (suspended: no Pods, no GPUs), join, train 70..170, teardown ends at 180.
+    const stages = [
+      rec('submit', 0, 0, 2),
+      rec('queued', 0, 2, 62),
+      rec('join', 0, 62, 70),
+      rec('train', 0, 70, 170),
+      rec('teardown', 0, 175, 180),
+    ];
+    assert.equal(gpuUsageOfStages(stages, 2, t(999)).allocatedSeconds, 2 * (180 - 60));
+    // Still queued at 30 s: only the submit's 2 s so far.
+    const waiting = gpuUsageOfStages([rec('submit', 0, 0, 2), rec('queued', 0, 2)], 2, t(30));
+    assert.equal(waiting.allocatedSeconds, 2 * 2);
+    assert.equal(waiting.openUntil, t(30));
+  });
+
   it('counts a cluster not yet torn down (the manifest is written before teardown) until now', () => {
     const stages = [rec('submit', 0, 0, 2), rec('train', 0, 5, 65), rec('archive', 0, 70)];
     const u = gpuUsageOfStages(stages, 2, t(70));
