@@ -11,10 +11,10 @@
  * Writes bench/results/kueue-admission.json.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CustomObjectsApi, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { CustomObjectsApi, KubernetesObjectApi } from '@kubernetes/client-node';
 import { buildRayCluster } from '../src/backends/kuberay/raycluster.js';
 import { startKubeEnv } from '../test/helpers/kube-env.js';
-import { startKueue } from '../test/helpers/kueue.js';
+import { gpuQueueObjects, startKueue } from '../test/helpers/kueue.js';
 import { kuberaySpec } from '../test/helpers/kuberay-specs.js';
 import { median } from './kube-bench.js';
 import { writeResults } from './results.js';
@@ -25,38 +25,7 @@ try {
   const kueue = await startKueue(kube.admin, kube.adminKubeconfig);
   try {
     const objects = KubernetesObjectApi.makeApiClient(kube.admin);
-    const queue: KubernetesObject[] = [
-      { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'default' } },
-      {
-        apiVersion: 'kueue.x-k8s.io/v1beta2',
-        kind: 'ClusterQueue',
-        metadata: { name: 'gpus' },
-        spec: {
-          namespaceSelector: {},
-          resourceGroups: [
-            {
-              coveredResources: ['cpu', 'memory', 'nvidia.com/gpu'],
-              flavors: [
-                {
-                  name: 'default',
-                  resources: [
-                    { name: 'cpu', nominalQuota: '64' },
-                    { name: 'memory', nominalQuota: '512Gi' },
-                    { name: 'nvidia.com/gpu', nominalQuota: '2' },
-                  ],
-                },
-              ],
-            },
-          ],
-        },
-      } as KubernetesObject,
-      {
-        apiVersion: 'kueue.x-k8s.io/v1beta2',
-        kind: 'LocalQueue',
-        metadata: { name: 'ragen', namespace: kube.namespace },
-        spec: { clusterQueue: 'gpus' },
-      } as KubernetesObject,
-    ];
+    const queue = gpuQueueObjects(kube.namespace, 'ragen', 2);
     for (const o of queue) await objects.create(o);
     const custom = kube.admin.makeApiClient(CustomObjectsApi);
     const rc = { group: 'ray.io', version: 'v1', namespace: kube.namespace, plural: 'rayclusters' };

@@ -365,3 +365,48 @@ export async function startKueue(
     await sleep(500);
   }
 }
+
+/**
+ * A ResourceFlavor `default`, a ClusterQueue `gpus` of `gpus` nvidia.com/gpu (CPU and memory
+ * plenty) and a LocalQueue `queue` in `namespace` submitting to it; `preemption` as Kueue's field.
+ */
+export function gpuQueueObjects(
+  namespace: string,
+  queue: string,
+  gpus: number,
+  preemption?: Record<string, string>,
+): KubernetesObject[] {
+  return [
+    { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'default' } },
+    {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'ClusterQueue',
+      metadata: { name: 'gpus' },
+      spec: {
+        namespaceSelector: {},
+        ...(preemption ? { preemption } : {}),
+        resourceGroups: [
+          {
+            coveredResources: ['cpu', 'memory', 'nvidia.com/gpu'],
+            flavors: [
+              {
+                name: 'default',
+                resources: [
+                  { name: 'cpu', nominalQuota: '64' },
+                  { name: 'memory', nominalQuota: '512Gi' },
+                  { name: 'nvidia.com/gpu', nominalQuota: String(gpus) },
+                ],
+              },
+            ],
+          },
+        ],
+      },
+    } as KubernetesObject,
+    {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'LocalQueue',
+      metadata: { name: queue, namespace },
+      spec: { clusterQueue: 'gpus' },
+    } as KubernetesObject,
+  ];
+}

@@ -15,7 +15,7 @@ import { activityDeps } from '../../src/worker.js';
 import type { campaign } from '../../src/workflows/campaign.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import { type KubeEnv, adminBackend, startKubeEnv } from '../helpers/kube-env.js';
-import { type RunningKueue, startKueue } from '../helpers/kueue.js';
+import { type RunningKueue, gpuQueueObjects, startKueue } from '../helpers/kueue.js';
 import { kuberaySpec } from '../helpers/kuberay-specs.js';
 import { pushSokobanImage } from '../helpers/oci-images.js';
 import { type RunningRegistry, startRegistry } from '../helpers/oci-registry.js';
@@ -93,37 +93,7 @@ before(async () => {
   );
   const api = KubernetesObjectApi.makeApiClient(kube.admin);
   const objects: KubernetesObject[] = [
-    { apiVersion: 'kueue.x-k8s.io/v1beta2', kind: 'ResourceFlavor', metadata: { name: 'default' } },
-    {
-      apiVersion: 'kueue.x-k8s.io/v1beta2',
-      kind: 'ClusterQueue',
-      metadata: { name: 'gpus' },
-      spec: {
-        namespaceSelector: {},
-        preemption: { withinClusterQueue: 'LowerPriority' },
-        resourceGroups: [
-          {
-            coveredResources: ['cpu', 'memory', 'nvidia.com/gpu'],
-            flavors: [
-              {
-                name: 'default',
-                resources: [
-                  { name: 'cpu', nominalQuota: '64' },
-                  { name: 'memory', nominalQuota: '512Gi' },
-                  { name: 'nvidia.com/gpu', nominalQuota: '2' },
-                ],
-              },
-            ],
-          },
-        ],
-      },
-    } as KubernetesObject,
-    {
-      apiVersion: 'kueue.x-k8s.io/v1beta2',
-      kind: 'LocalQueue',
-      metadata: { name: QUEUE, namespace: kube.namespace },
-      spec: { clusterQueue: 'gpus' },
-    } as KubernetesObject,
+    ...gpuQueueObjects(kube.namespace, QUEUE, 2, { withinClusterQueue: 'LowerPriority' }),
     {
       apiVersion: 'kueue.x-k8s.io/v1beta2',
       kind: 'WorkloadPriorityClass',
