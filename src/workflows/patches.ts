@@ -33,6 +33,7 @@ export const HASHING_DURING_TEARDOWN = 'hashing-during-teardown';
 /**
  * Team budgets: the run reserves its GPU-hour estimate after preflight (a queued run waits, a
  * refused one creates nothing) and settles the measured allocation after teardown. The run deadline
- * counts from the grant. Recorded before: every experiment history.
+ * counts from the grant. Recorded before: every experiment history; with it: experiment-budget-granted
+ * (and the teamBudget workflow itself: budget-vision).
  */
 export const TEAM_BUDGET = 'team-budget';
