@@ -231,11 +231,6 @@ export class KubeRayBackend implements ComputeBackend {
     }
   }
 
-  /**
-   * The RayCluster's conditions and counters, then its Pods (an image the kubelet cannot pull, a
-   * missing Secret, a crash loop: failed with that error type), then Ray's own view from the head.
-   * Both objects come from watches: no GET per poll.
-   */
   /** The cluster's place in its Kueue LocalQueue; undefined when unknown (the status says queued anyway). */
   private async queuePositionOf(cluster: string): Promise<number | undefined> {
     try {
@@ -246,23 +241,28 @@ export class KubeRayBackend implements ComputeBackend {
     }
   }
 
+  /**
+   * The RayCluster's conditions and counters, then its Pods (an image the kubelet cannot pull, a
+   * missing Secret, a crash loop: failed with that error type), then Ray's own view from the head.
+   * Both objects come from watches: no GET per poll.
+   */
   async describeCluster(handle: ClusterHandle): Promise<ClusterStatus> {
     const object = await this.cache.get(handle.name);
     const verdict = interpretRayCluster(object, this.ref(handle.name));
     const empty = { nodes: [], workersAlive: 0, gpusRegistered: 0 };
     if (verdict.phase === 'failed')
       return { phase: 'failed', failureType: verdict.failureType, ...empty, message: verdict.message };
-    if (verdict.phase === 'queued' && object?.metadata.labels?.[KUEUE_QUEUE_LABEL]) {
-      const position = await this.queuePositionOf(handle.name);
+    if (verdict.phase === 'gone' || verdict.phase === 'queued') {
+      // A cluster in a Kueue LocalQueue: its place there, when the Workloads are readable.
+      const inQueue = verdict.phase === 'queued' && object?.metadata.labels?.[KUEUE_QUEUE_LABEL];
+      const position = inQueue ? await this.queuePositionOf(handle.name) : undefined;
       return {
-        phase: 'queued',
+        phase: verdict.phase,
         ...empty,
         message: position ? `${verdict.message} (place ${position} in the queue)` : verdict.message,
         ...(position ? { queuePosition: position } : {}),
       };
     }
-    if (verdict.phase === 'gone' || verdict.phase === 'queued')
-      return { phase: verdict.phase, ...empty, message: verdict.message };
     const pods = (await this.pods.get(handle.name)) ?? [];
     const [first, ...more] = [...podFailures(pods), ...(await this.probeFailuresOf(handle.name, pods))];
     if (first) {
