@@ -12,7 +12,7 @@ COPY src ./src
 # Probes travel with their Ray jobs as runtime_env py_modules packages built from this directory.
 COPY probes ./probes
 COPY search ./search
-# tsc into dist/, then the workflow code bundled once into dist/workflow-bundle.js, which the
+# tsc into dist/, then the workflow code bundled once into dist/worker/workflow-bundle.js, which the
 # worker loads at start instead of bundling (see bench/worker-start.ts).
 RUN npm run build
 # Connection settings as the `temporal` CLI reads them: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
@@ -21,4 +21,4 @@ ENV TEMPORAL_ADDRESS=temporal:7233
 # JSON log lines on stdout (pino): level, time, msg, and workflowId/stage/attempt where known.
 # /metrics, /healthz, /readyz (RAGEN_METRICS_PORT).
 EXPOSE 9464
-CMD ["node", "dist/worker.js"]
+CMD ["node", "dist/worker/worker.js"]

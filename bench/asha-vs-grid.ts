@@ -20,8 +20,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startDevServer } from '../src/cli/dev-server.js';
-import { loadConfig } from '../src/config.js';
-import { SweepManifestSchema, type SweepManifest } from '../src/domain/sweep.js';
+import { loadConfig } from '../src/config/config.js';
+import { SweepManifestSchema, type SweepManifest } from '../src/domain/sweep/sweep.js';
 import { writeResults } from './results.js';
 
 const numberArg = (i: number, fallback: number) => Number(process.argv[2 + i] ?? fallback);
@@ -102,7 +102,7 @@ function runSweep(name: string, scheduler?: object): { manifest: SweepManifest; 
     JSON.stringify({ name, base, parameters, concurrency, ...(scheduler ? { scheduler } : {}) }),
   );
   const started = Date.now();
-  const cli = spawnSync('npx', ['tsx', resolve('src/cli.ts'), 'sweep', '--embedded', file], {
+  const cli = spawnSync('npx', ['tsx', resolve('src/cli/main.ts'), 'sweep', '--embedded', file], {
     stdio: ['ignore', 'pipe', 'inherit'],
     encoding: 'utf8',
     env: { ...process.env, TEMPORAL_ADDRESS: address },

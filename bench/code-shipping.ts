@@ -2,7 +2,7 @@
  * Bench: size and time of shipping a RAGEN-sized working tree (issue 30 item 1). The tree is
  * RAGEN's real one: mll-lab-nu/RAGEN at 20daedc with its verl submodule (volcengine/verl at
  * d62da49, RAGEN's pin) unpacked in verl/, committed to a fresh git repository (so it is listed as a
- * checkout is: `git ls-files`). It is listed, packed (src/activities/code-shipping.ts's steps),
+ * checkout is: `git ls-files`). It is listed, packed (src/activities/code/code-shipping.ts's steps),
  * packed again (the bytes must be equal), uploaded through a real Ray head's package API, checked
  * by a second upload (a GET only), and used as the working_dir of a real Ray job that imports
  * RAGEN's package from it
@@ -21,7 +21,7 @@ import { dirname, join } from 'node:path';
 import { buildCodePackage } from '../src/backends/ray/code-package.js';
 import { RayDashboardClient, TERMINAL_JOB_STATES } from '../src/backends/ray/dashboard-client.js';
 import { ensurePackageUploaded } from '../src/backends/ray/py-modules.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { listCodeTree, readCodeTree } from '../src/provenance/code-tree.js';
 import { writeResults } from './results.js';
 import { withRayHead } from './standins/ray-head-only.js';

@@ -15,7 +15,7 @@ import { rayAuthEnv, readAuthToken, writeNewAuthToken } from '../src/backends/lo
 import { freePorts } from '../src/backends/local/ports.js';
 import { signalProcessGroup } from '../src/backends/local/processes.js';
 import { RayDashboardClient } from '../src/backends/ray/dashboard-client.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 
 const calls = Number(process.argv[2] ?? 100);
 const config = loadConfig();

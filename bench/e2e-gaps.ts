@@ -14,7 +14,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { startDevServer } from '../src/cli/dev-server.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;

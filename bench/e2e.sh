@@ -7,7 +7,7 @@
 # the largest process's peak RSS, then the orchestration gaps from each run's history.
 # Setup first (scripts/setup.sh); Ray must not run otherwise meanwhile (the plain script's `ray stop`
 # stops every Ray of this user): on shared machines `flock /tmp/ray-test.lock bash bench/e2e.sh 3`.
-# ORCH_CMD replaces the orchestrator's command (e.g. "npx tsx src/cli.ts" for the development path).
+# ORCH_CMD replaces the orchestrator's command (e.g. "npx tsx src/cli/main.ts" for the development path).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-3}

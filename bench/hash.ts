@@ -12,9 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { filesUnder } from '../src/activities/checkpoints.js';
-import { checkpointPath } from '../src/domain/paths.js';
-import { createHashCheckpoints, type HashCheckpointsResult } from '../src/activities/hash-checkpoints.js';
+import { filesUnder } from '../src/activities/checkpoints/checkpoints.js';
+import { checkpointPath } from '../src/domain/spec/paths.js';
+import {
+  createHashCheckpoints,
+  type HashCheckpointsResult,
+} from '../src/activities/checkpoints/hash-checkpoints.js';
 import { writeResults } from './results.js';
 import { writeSyntheticCheckpoint } from './synthetic-checkpoint.js';
 

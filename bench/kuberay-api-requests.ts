@@ -10,7 +10,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeRayBackend } from '../src/backends/kuberay/kuberay-backend.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { startKubeEnv } from '../test/helpers/kube-env.js';
 import { kuberaySpec } from '../test/helpers/kuberay-specs.js';
 import { writeResults } from './results.js';

@@ -10,9 +10,9 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { JobLogReader } from '../src/activities/job-log-reader.js';
+import { JobLogReader } from '../src/activities/train/job-log-reader.js';
 import { RayDashboardClient, TERMINAL_JOB_STATES } from '../src/backends/ray/dashboard-client.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { withRayHead } from './standins/ray-head-only.js';
 
 const mb = Number(process.argv[2] ?? 200);

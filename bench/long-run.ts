@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createTrain, type TrainResult } from '../src/activities/train.js';
+import { createTrain, type TrainResult } from '../src/activities/train/train.js';
 import { RayDashboardClient, type RayHeadApi } from '../src/backends/ray/dashboard-client.js';
-import type { ClusterHandle } from '../src/domain/cluster.js';
+import type { ClusterHandle } from '../src/domain/cluster/cluster.js';
 import { fakeBackend, readyCluster } from '../test/helpers/fake-ray-head.js';
 import { testSpec } from '../test/helpers/specs.js';
 

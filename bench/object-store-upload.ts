@@ -16,12 +16,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createLatestCompleteCheckpoint } from '../src/activities/campaign-checkpoints.js';
-import { createHashCheckpoints, type HashCheckpointsResult } from '../src/activities/hash-checkpoints.js';
-import { uploadArchive } from '../src/activities/archive-upload.js';
-import type { LatestCheckpoint } from '../src/domain/campaign.js';
-import { REPO_ROOT } from '../src/config.js';
-import { CONCURRENCY, PART_BYTES } from '../src/activities/object-store-upload.js';
+import { createLatestCompleteCheckpoint } from '../src/activities/campaign/campaign-checkpoints.js';
+import {
+  createHashCheckpoints,
+  type HashCheckpointsResult,
+} from '../src/activities/checkpoints/hash-checkpoints.js';
+import { uploadArchive } from '../src/activities/archive/archive-upload.js';
+import type { LatestCheckpoint } from '../src/domain/campaign/campaign.js';
+import { REPO_ROOT } from '../src/config/config.js';
+import { CONCURRENCY, PART_BYTES } from '../src/activities/object-store/object-store-upload.js';
 import { startSeaweedS3 } from '../test/helpers/seaweedfs.js';
 import { writeResults } from './results.js';
 import { writeSyntheticCheckpoint } from './synthetic-checkpoint.js';

@@ -6,10 +6,10 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createReapClusters } from '../src/activities/reap.js';
-import { loadConfig } from '../src/config.js';
-import type { ReaperReport } from '../src/domain/reaper.js';
-import { activityDeps } from '../src/worker.js';
+import { createReapClusters } from '../src/activities/cluster/reap.js';
+import { loadConfig } from '../src/config/config.js';
+import type { ReaperReport } from '../src/domain/cluster/reaper.js';
+import { activityDeps } from '../src/worker/worker.js';
 import { devServerEnv } from '../test/helpers/temporal.js';
 import { testInput } from '../test/helpers/specs.js';
 

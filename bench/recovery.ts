@@ -11,7 +11,7 @@
  * stand-in kubelet running the Pods as processes with real Ray in them), a real Temporal dev
  * server and the product's worker as a process of its own (bench/standins/kuberay-worker.ts, the
  * product's default settings: poll interval RAGEN_POLL_INTERVAL_MS 2 s). Local: the fault harness
- * (test/helpers/fault-harness.ts: dev server, src/worker.ts as a process, poll interval 1 s).
+ * (test/helpers/fault-harness.ts: dev server, src/worker/worker.ts as a process, poll interval 1 s).
  *
  * Each run starts a campaign of argv[3] steps (default 400) with checkpoints every argv[4] steps
  * (default 75: a checkpoint every ~12 s at the kuberay payload's ~0.16 s a step), waits until the
@@ -46,11 +46,11 @@ import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { type Payload, defaultPayloadConverter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { readTracker } from '../src/activities/checkpoints.js';
-import { type CampaignBudgets, stepOfCheckpointPath } from '../src/domain/campaign.js';
-import type { ExperimentInput } from '../src/domain/experiment-input.js';
-import type { ExperimentSpec } from '../src/domain/experiment.js';
-import { runCheckpointDir } from '../src/domain/paths.js';
+import { readTracker } from '../src/activities/checkpoints/checkpoints.js';
+import { type CampaignBudgets, stepOfCheckpointPath } from '../src/domain/campaign/campaign.js';
+import type { ExperimentInput } from '../src/domain/run/experiment-input.js';
+import type { ExperimentSpec } from '../src/domain/spec/experiment.js';
+import { runCheckpointDir } from '../src/domain/spec/paths.js';
 import type { campaign } from '../src/workflows/campaign.js';
 import { metricsSteps, outcomeOf, restartsInMetrics } from '../test/helpers/campaign-outcome.js';
 import { FaultHarness } from '../test/helpers/fault-harness.js';

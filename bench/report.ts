@@ -9,7 +9,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { reportCommand } from '../src/cli/report.js';
-import { MetricsSeriesSchema } from '../src/domain/metrics-series.js';
+import { MetricsSeriesSchema } from '../src/domain/train/metrics-series.js';
 import { testSeries, writeCampaign, writeExperiment, writeSweep } from '../test/helpers/report-fixtures.js';
 import { writeResults } from './results.js';
 

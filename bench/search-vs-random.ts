@@ -7,7 +7,7 @@
  * children, each with a Ray cluster's fixed cost, do not fit this shared 2-core machine. So
  * "GPU-seconds" here are each trial's training wall-clock seconds x its 1 GPU, not the allocated
  * cluster time a real sweep counts. The grid and random parameter sets come from the sweep's own
- * expansion (src/domain/sweep-expand.ts); TPE asks and tells through the search worker's own
+ * expansion (src/domain/sweep/sweep-expand.ts); TPE asks and tells through the search worker's own
  * activity code (search/ragen_search/study.py) on a SQLite study, as in production.
  * The space: algorithm.lr (log-uniform) and algorithm.gamma (uniform), on harder Sokoban than the
  * example (8x8 rooms, 2 boxes, 12 actions), where both change the validation success.
@@ -18,9 +18,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { loadConfig } from '../src/config.js';
-import { expandSweep } from '../src/domain/sweep-expand.js';
-import type { ParamSet } from '../src/domain/sweep.js';
+import { loadConfig } from '../src/config/config.js';
+import { expandSweep } from '../src/domain/sweep/sweep-expand.js';
+import type { ParamSet } from '../src/domain/sweep/sweep.js';
 import { writeResults } from './results.js';
 
 const trials = Number(process.argv[2] ?? 12);

@@ -1,15 +1,15 @@
 /**
  * The search worker's start: milliseconds from spawn to polling its task queue, and its peak RSS
  * then (the worker's own getrusage), 3 starts against a local Temporal test server. The same start
- * `dev` and `--embedded` make (src/search-worker.ts). Under the shared lock (it starts a server):
+ * `dev` and `--embedded` make (src/worker/search-worker.ts). Under the shared lock (it starts a server):
  *   flock /tmp/ray-tests.lock npx tsx bench/search-worker-start.ts
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { loadConfig } from '../src/config.js';
-import { startSearchWorker } from '../src/search-worker.js';
+import { loadConfig } from '../src/config/config.js';
+import { startSearchWorker } from '../src/worker/search-worker.js';
 import { writeResults } from './results.js';
 
 const config = loadConfig();

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { REPO_ROOT } from '../src/config.js';
+import { REPO_ROOT } from '../src/config/config.js';
 import type { experiment } from '../src/workflows/experiment.js';
 import { testInput, testSpec } from '../test/helpers/specs.js';
 import { startPostgresTemporal } from '../test/helpers/temporal-postgres.js';

@@ -12,11 +12,11 @@ import { parseArgs } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
 import { clusterProcesses } from '../src/backends/local/processes.js';
 import { parseSweepMapping } from '../src/cli/spec-files/load-sweep.js';
-import type { CampaignProgress } from '../src/domain/campaign.js';
-import type { ExperimentSpec } from '../src/domain/experiment.js';
-import { runCheckpointDir } from '../src/domain/paths.js';
-import { childWorkflowId, expandSweep } from '../src/domain/sweep-expand.js';
-import type { SweepResult } from '../src/domain/sweep.js';
+import type { CampaignProgress } from '../src/domain/campaign/campaign.js';
+import type { ExperimentSpec } from '../src/domain/spec/experiment.js';
+import { runCheckpointDir } from '../src/domain/spec/paths.js';
+import { childWorkflowId, expandSweep } from '../src/domain/sweep/sweep-expand.js';
+import type { SweepResult } from '../src/domain/sweep/sweep.js';
 import { outcomeOf, restartsInMetrics } from '../test/helpers/campaign-outcome.js';
 import { FaultHarness, completedCheckpointHashes } from '../test/helpers/fault-harness.js';
 import {

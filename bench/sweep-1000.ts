@@ -7,7 +7,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import type { SweepResult } from '../src/domain/sweep.js';
+import type { SweepResult } from '../src/domain/sweep/sweep.js';
 import type { sweep } from '../src/workflows/sweep.js';
 import { fakeActivities } from '../test/helpers/fake-activities.js';
 import { seedSweep, sweepInput } from '../test/helpers/sweeps.js';

@@ -8,10 +8,10 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createArchive } from '../src/activities/archive.js';
-import { createTrackMlflowRun } from '../src/activities/track-mlflow.js';
-import type { MetricsSeries } from '../src/domain/metrics-series.js';
-import { metricsSeriesPath } from '../src/domain/paths.js';
+import { createArchive } from '../src/activities/archive/archive.js';
+import { createTrackMlflowRun } from '../src/activities/tracking/track-mlflow.js';
+import type { MetricsSeries } from '../src/domain/train/metrics-series.js';
+import { metricsSeriesPath } from '../src/domain/spec/paths.js';
 import { startMlflowServer } from '../test/helpers/mlflow-server.js';
 import { testInput, testSpec } from '../test/helpers/specs.js';
 

@@ -8,9 +8,9 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createVerify } from '../src/activities/verify.js';
+import { createVerify } from '../src/activities/verify/verify.js';
 import { createBackends } from '../src/backends/registry.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/config.js';
 import { RegistryClient } from '../src/registry/client.js';
 import { RAY_VERSION_LABEL } from '../src/registry/ray-version.js';
 import { fakeBackend, readyCluster } from '../test/helpers/fake-ray-head.js';

@@ -1,6 +1,6 @@
 /**
  * Benchmark: worker start time, from spawning the process to its first poll ("worker: polling task
- * queue" in its JSON log), with the prebuilt workflow bundle (dist/workflow-bundle.js) vs bundling
+ * queue" in its JSON log), with the prebuilt workflow bundle (dist/worker/workflow-bundle.js) vs bundling
  * the workflow code on start, against the real Temporal dev server. Median of N (default 5) each.
  *   npm run build && npx tsx bench/worker-start.ts [runs]
  * Runs under the shared test lock on the development machines (it starts a Temporal server).
@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../src/config.js';
+import { REPO_ROOT } from '../src/config/config.js';
 import { devServerEnv } from '../test/helpers/temporal.js';
 import { writeResults } from './results.js';
 
@@ -53,14 +53,18 @@ try {
     RAGEN_LOG_LEVEL: 'INFO',
   };
   const modes: [string, string[], Record<string, string>][] = [
-    ['node dist/worker.js, prebuilt bundle', ['dist/worker.js'], {}],
-    ['node dist/worker.js, bundle on start', ['dist/worker.js'], { RAGEN_WORKFLOW_BUNDLE: 'off' }],
+    ['node dist/worker/worker.js, prebuilt bundle', ['dist/worker/worker.js'], {}],
     [
-      'tsx src/worker.ts, prebuilt bundle',
-      ['--import', 'tsx', 'src/worker.ts'],
+      'node dist/worker/worker.js, bundle on start',
+      ['dist/worker/worker.js'],
+      { RAGEN_WORKFLOW_BUNDLE: 'off' },
+    ],
+    [
+      'tsx src/worker/worker.ts, prebuilt bundle',
+      ['--import', 'tsx', 'src/worker/worker.ts'],
       { RAGEN_WORKFLOW_BUNDLE: prebuilt },
     ],
-    ['tsx src/worker.ts, bundle on start (dev path)', ['--import', 'tsx', 'src/worker.ts'], {}],
+    ['tsx src/worker/worker.ts, bundle on start (dev path)', ['--import', 'tsx', 'src/worker/worker.ts'], {}],
   ];
   const results: { mode: string; medianSeconds: number; runsSeconds: number[] }[] = [];
   for (const [name, args, extra] of modes) {

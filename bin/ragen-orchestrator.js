@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npx ragen-orchestrator <command>`: the built CLI (dist/cli.js, from `npm run build`) when it is
+// `npx ragen-orchestrator <command>`: the built CLI (dist/cli/main.js, from `npm run build`) when it is
 // newer than every source file, else the TypeScript entry through tsx, so an edit after a build is
 // never run stale. Without tsx (an install without devDependencies) the build is used as it is.
 import { spawn } from 'node:child_process';
@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const built = join(root, 'dist', 'cli.js');
+const built = join(root, 'dist', 'cli', 'main.js');
 const sources = join(root, 'src');
 
 function newestSource() {
@@ -29,7 +29,7 @@ function hasTsx() {
 }
 
 const useBuild = existsSync(built) && (statSync(built).mtimeMs >= newestSource() || !hasTsx());
-const entry = useBuild ? [built] : ['--import', 'tsx', join(sources, 'cli.ts')];
+const entry = useBuild ? [built] : ['--import', 'tsx', join(sources, 'cli', 'main.ts')];
 const child = spawn(process.execPath, [...entry, ...process.argv.slice(2)], { stdio: 'inherit' });
 // Ctrl-C reaches the child from the terminal itself (one process group): this process only waits.
 // A SIGTERM sent to this process alone is passed on.

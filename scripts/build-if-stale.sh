@@ -4,6 +4,6 @@
 # the test that runs the README's main command (test/integration/readme-main-command.test.ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -f dist/cli.js ] || [ -n "$(find src -newer dist/cli.js -print -quit)" ]; then
+if [ ! -f dist/cli/main.js ] || [ -n "$(find src -newer dist/cli/main.js -print -quit)" ]; then
   nice -n 5 npm run build --silent
 fi

@@ -1,6 +1,6 @@
 /**
  * The product's worker as its own process for bench/vs-rayjob.ts, so its CPU time and memory are
- * its own (the bench process also runs the stand-in kubelet). Composed as src/worker.ts composes
+ * its own (the bench process also runs the stand-in kubelet). Composed as src/worker/worker.ts composes
  * it (activityDeps from loadConfig(): poll interval, retries, registry client), with the kuberay
  * backend configured as createBackends configures it, except the dashboard mode: `head-status`,
  * the mode of a worker on the Pods' network (the test environment's host is on their bridge).
@@ -13,8 +13,8 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/index.js';
 import { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
-import { loadConfig } from '../../src/config.js';
-import { activityDeps } from '../../src/worker.js';
+import { loadConfig } from '../../src/config/config.js';
+import { activityDeps } from '../../src/worker/worker.js';
 
 Runtime.install({ logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } });
 const address = process.env.TEMPORAL_ADDRESS;

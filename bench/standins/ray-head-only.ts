@@ -5,7 +5,7 @@ import { writeNewAuthToken } from '../../src/backends/local/auth-token.js';
 import { startHead, stopCluster } from '../../src/backends/local/launcher.js';
 import { freePorts } from '../../src/backends/local/ports.js';
 import type { LocalClusterState } from '../../src/backends/local/state.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 
 /**
  * A real one-node Ray cluster (head only, the venv's Ray, started and stopped by the local

@@ -1,4 +1,4 @@
-"""The sweep spec's distributions (src/domain/sweep.ts DistributionSchema) as Optuna distributions."""
+"""The sweep spec's distributions (src/domain/sweep/sweep.ts DistributionSchema) as Optuna distributions."""
 
 from __future__ import annotations
 

@@ -1,25 +1,25 @@
-import { createAwaitAdmission } from './admission.js';
-import { createAllReduceCheck } from './allreduce.js';
-import { createArchive } from './archive.js';
-import { createReserveBudget, createSettleBudget } from './budget.js';
-import { createArchiveCampaign } from './campaign-archive.js';
-import { createLatestCompleteCheckpoint } from './campaign-checkpoints.js';
-import { createApplyCheckpointRetention } from './checkpoint-retention.js';
-import type { ActivityDeps } from './deps.js';
-import { mapFailuresAtBoundary } from './failures.js';
-import { createHashCheckpoints } from './hash-checkpoints.js';
-import { createAwaitJoin } from './join.js';
-import { createPreflight } from './preflight.js';
-import { createReapClusters } from './reap.js';
-import { createProveSharedStorage } from './shared-storage.js';
-import { createSubmitCluster } from './submit.js';
-import { createArchiveSweep } from './sweep-archive.js';
-import { createNotify } from './notify.js';
-import { createTeardown } from './teardown.js';
-import { createTrackMlflowParent, createTrackMlflowRun } from './track-mlflow.js';
-import { createTrain } from './train.js';
-import { createValidate } from './validate.js';
-import { createVerify } from './verify.js';
+import { createAwaitAdmission } from './cluster/admission.js';
+import { createAllReduceCheck } from './join/allreduce.js';
+import { createArchive } from './archive/archive.js';
+import { createReserveBudget, createSettleBudget } from './budget/budget.js';
+import { createArchiveCampaign } from './campaign/campaign-archive.js';
+import { createLatestCompleteCheckpoint } from './campaign/campaign-checkpoints.js';
+import { createApplyCheckpointRetention } from './checkpoints/checkpoint-retention.js';
+import type { ActivityDeps } from './common/deps.js';
+import { mapFailuresAtBoundary } from './common/failures.js';
+import { createHashCheckpoints } from './checkpoints/hash-checkpoints.js';
+import { createAwaitJoin } from './join/join.js';
+import { createPreflight } from './preflight/preflight.js';
+import { createReapClusters } from './cluster/reap.js';
+import { createProveSharedStorage } from './join/shared-storage.js';
+import { createSubmitCluster } from './cluster/submit.js';
+import { createArchiveSweep } from './sweep/sweep-archive.js';
+import { createNotify } from './tracking/notify.js';
+import { createTeardown } from './cluster/teardown.js';
+import { createTrackMlflowParent, createTrackMlflowRun } from './tracking/track-mlflow.js';
+import { createTrain } from './train/train.js';
+import { createValidate } from './validate/validate.js';
+import { createVerify } from './verify/verify.js';
 
 /**
  * All activities of the experiment pipeline, built from their dependencies (no module singletons).
@@ -53,4 +53,4 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type Activities = ReturnType<typeof createActivities>;
-export type { ActivityDeps } from './deps.js';
+export type { ActivityDeps } from './common/deps.js';

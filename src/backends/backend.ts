@@ -1,8 +1,8 @@
-import type { ClusterHandle, ClusterOwner, ClusterStatus } from '../domain/cluster.js';
-import type { ExperimentSpec } from '../domain/experiment.js';
-import type { NodeLedgerStore } from '../domain/node-ledger.js';
+import type { ClusterHandle, ClusterOwner, ClusterStatus } from '../domain/cluster/cluster.js';
+import type { ExperimentSpec } from '../domain/spec/experiment.js';
+import type { NodeLedgerStore } from '../domain/node-health/node-ledger.js';
 
-import type { PreflightCheck } from '../domain/results.js';
+import type { PreflightCheck } from '../domain/run/results.js';
 
 export type { PreflightCheck };
 
@@ -51,7 +51,7 @@ export interface ComputeBackend {
    */
   dashboardUrlOf?(handle: ClusterHandle): Promise<string | undefined>;
   /**
-   * The namespace's ledger of link-suspect nodes (domain/node-ledger.ts): createCluster avoids its
+   * The namespace's ledger of link-suspect nodes (domain/node-health/node-ledger.ts): createCluster avoids its
    * live entries; the all-reduce check records what its link test names.
    */
   nodeLedger(): NodeLedgerStore;

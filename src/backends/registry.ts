@@ -1,4 +1,4 @@
-import type { OrchestratorConfig } from '../config.js';
+import type { OrchestratorConfig } from '../config/config.js';
 import type { ComputeBackend } from './backend.js';
 import type { BackendLogger } from './logger.js';
 import type { RetryOptions } from '../errors/retry-transient.js';

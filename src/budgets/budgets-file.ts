@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseYamlMapping } from '../cli/spec-files/load.js';
-import { type BudgetsFile, parseBudgets } from '../domain/budgets.js';
+import { type BudgetsFile, parseBudgets } from '../domain/budget/budgets.js';
 
 /** Read and validate budgets.yaml; a bad file throws SpecError naming each field and its fix. */
 export async function loadBudgetsFile(path: string): Promise<BudgetsFile> {

@@ -5,8 +5,8 @@ import type {
   ReserveRequest,
   SettleAnswer,
   SettleRequest,
-} from '../domain/budget-ledger.js';
-import { type TeamBudget, budgetWorkflowId } from '../domain/budgets.js';
+} from '../domain/budget/budget-ledger.js';
+import { type TeamBudget, budgetWorkflowId } from '../domain/budget/budgets.js';
 import type { teamBudget } from '../workflows/team-budget.js';
 import {
   ensureStartedSignal,

@@ -1,7 +1,7 @@
-import type { OrchestratorConfig } from '../config.js';
+import type { OrchestratorConfig } from '../config/config.js';
 import { loadBudgetsFile } from '../budgets/budgets-file.js';
 import { budgetLedgerClient } from '../budgets/ledger-client.js';
-import type { BudgetReport } from '../domain/budget-ledger.js';
+import type { BudgetReport } from '../domain/budget/budget-ledger.js';
 import { withClient } from './client.js';
 import { alignedTable } from './text-table.js';
 

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { OrchestratorConfig } from '../config.js';
+import type { OrchestratorConfig } from '../config/config.js';
 import { resolveProvenance } from '../provenance/git.js';
 import { checkShippedCode } from './spec-files/code-check.js';
-import type { CampaignInput, CampaignResult } from '../domain/campaign.js';
+import type { CampaignInput, CampaignResult } from '../domain/campaign/campaign.js';
 import { loadCampaignSpec } from './spec-files/load-campaign.js';
 import type { campaign } from '../workflows/campaign.js';
 import { extendUpdate, pauseUpdate, progressQuery, resumeUpdate } from '../workflows/campaign-definitions.js';
 import { withClient } from './client.js';
 import { checkLocalStorageWritable } from './spec-files/local-storage-check.js';
-import { resumeLossWarning } from '../domain/resume-loss.js';
+import { resumeLossWarning } from '../domain/checkpoints/resume-loss.js';
 import { startOrExplain } from './start-failures.js';
 import { follow } from './follow.js';
 import { printOutcome } from './outcome.js';

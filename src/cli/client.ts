@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
-import type { OrchestratorConfig } from '../config.js';
-import { UserError, unreachableMessage } from '../user-errors.js';
+import type { OrchestratorConfig } from '../config/config.js';
+import { UserError, unreachableMessage } from '../config/user-errors.js';
 import { classifyStartFailure, credentialsRefusedMessage } from './start-failures.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { OrchestratorConfig } from '../config.js';
+import type { OrchestratorConfig } from '../config/config.js';
 
 /** What a command returns: the process's exit code. */
 export type Run = (config: OrchestratorConfig) => Promise<number>;

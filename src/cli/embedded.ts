@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { REPO_ROOT, type OrchestratorConfig } from '../config.js';
-import { startSearchWorker } from '../search-worker.js';
-import { createWorker } from '../worker.js';
+import { REPO_ROOT, type OrchestratorConfig } from '../config/config.js';
+import { startSearchWorker } from '../worker/search-worker.js';
+import { createWorker } from '../worker/worker.js';
 import { type DevServer, startDevServer, temporalReachable } from './dev-server.js';
 import { installReaperSchedule } from './reaper-schedule.js';
 

@@ -1,6 +1,6 @@
 import { alignedTable } from './text-table.js';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import type { OrchestratorConfig } from '../config.js';
+import type { OrchestratorConfig } from '../config/config.js';
 import { SearchAttributes as K } from '../workflows/search-attributes.js';
 import { withClient } from './client.js';
 import { type ListFilters, listQuery } from './list-query.js';

@@ -1,7 +1,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { type TrainHeartbeat, TrainHeartbeatSchema } from '../domain/progress.js';
-import type { WorkflowStatus } from '../domain/workflow-status.js';
+import { type TrainHeartbeat, TrainHeartbeatSchema } from '../domain/run/progress.js';
+import type { WorkflowStatus } from '../domain/run/workflow-status.js';
 import { statusQuery } from '../workflows/shared-definitions.js';
 
 /**

@@ -2,11 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
-import type { OrchestratorConfig } from '../config.js';
-import type { ExperimentSpec } from '../domain/experiment.js';
-import { runArchiveDir } from '../domain/paths.js';
+import type { OrchestratorConfig } from '../config/config.js';
+import type { ExperimentSpec } from '../domain/spec/experiment.js';
+import { runArchiveDir } from '../domain/spec/paths.js';
 import { withClient } from './client.js';
-import { UserError } from '../user-errors.js';
+import { UserError } from '../config/user-errors.js';
 
 const FOLLOW_INTERVAL_MS = 1_000;
 

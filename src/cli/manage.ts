@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
-import type { OrchestratorConfig } from '../config.js';
-import { REAPER_SCHEDULE_ID } from '../domain/reaper.js';
+import type { OrchestratorConfig } from '../config/config.js';
+import { REAPER_SCHEDULE_ID } from '../domain/cluster/reaper.js';
 import { withClient } from './client.js';
 import { liveStatus } from './live-status.js';
 import { installReaperSchedule } from './reaper-schedule.js';

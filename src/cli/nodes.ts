@@ -1,7 +1,7 @@
-import type { OrchestratorConfig } from '../config.js';
+import type { OrchestratorConfig } from '../config/config.js';
 import { createBackends } from '../backends/registry.js';
 import { alignedTable } from './text-table.js';
-import { clearSuspects, liveSuspects, type NodeSuspect } from '../domain/node-ledger.js';
+import { clearSuspects, liveSuspects, type NodeSuspect } from '../domain/node-health/node-ledger.js';
 
 /** The backend whose ledger a `nodes` command reads; kuberay needs a configured cluster. */
 function ledgerOf(config: OrchestratorConfig, backend: 'local' | 'kuberay') {

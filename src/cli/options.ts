@@ -1,8 +1,8 @@
 import { statSync } from 'node:fs';
 import { z } from 'zod';
-import { fieldPath } from '../domain/spec-error.js';
-import { UsageBucketSchema } from '../domain/usage.js';
-import { UsageError } from '../user-errors.js';
+import { fieldPath } from '../domain/spec/spec-error.js';
+import { UsageBucketSchema } from '../domain/usage/usage.js';
+import { UsageError } from '../config/user-errors.js';
 
 /** A spec file that exists: a missing one is one line naming the path and the fix. */
 const SpecFile = z.string().superRefine((path, ctx) => {
@@ -43,7 +43,7 @@ const FilterValue = z
 
 const OUTCOMES = ['succeeded', 'failed', 'cancelled', 'paused', 'earlyStopped', 'pruned'] as const;
 
-/** --owner/--team of a start: checked with the spec (domain/ownership.ts), so any string here. */
+/** --owner/--team of a start: checked with the spec (domain/usage/ownership.ts), so any string here. */
 const Who = { owner: z.string().optional(), team: z.string().optional() };
 
 /**

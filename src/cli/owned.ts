@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
-import { type Ownership, withOwnership } from '../domain/ownership.js';
-import { UsageError } from '../user-errors.js';
+import { type Ownership, withOwnership } from '../domain/usage/ownership.js';
+import { UsageError } from '../config/user-errors.js';
 
 /** --owner and --team as a start command hands them over. */
 export type Who = Partial<Ownership>;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { REPO_ROOT } from '../config.js';
+import { REPO_ROOT } from '../config/config.js';
 import type { Execute } from './command-run.js';
 import { addCampaignCommands } from './commands-campaign.js';
 import { addExperimentCommands } from './commands-experiment.js';

@@ -1,5 +1,5 @@
 import { alignedTable } from './text-table.js';
-import type { SweepRow } from '../domain/sweep.js';
+import type { SweepRow } from '../domain/sweep/sweep.js';
 
 /** The ranked table for a terminal: rank, success, outcome, parameters. */
 export function rankedTable(rows: SweepRow[]): string {

@@ -1,5 +1,5 @@
 import { type Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
-import { REAPER_SCHEDULE_ID, type ReaperInput } from '../domain/reaper.js';
+import { REAPER_SCHEDULE_ID, type ReaperInput } from '../domain/cluster/reaper.js';
 import type { reaper } from '../workflows/reaper.js';
 
 /**

@@ -1,12 +1,12 @@
 import { type Client, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { ExperimentResultSchema } from '../domain/experiment-input.js';
-import { withPrunedName } from '../domain/pruned-name.js';
-import { runFolder } from '../domain/paths.js';
-import type { StageRecord } from '../domain/results.js';
+import { ExperimentResultSchema } from '../domain/run/experiment-input.js';
+import { withPrunedName } from '../domain/run/pruned-name.js';
+import { runFolder } from '../domain/spec/paths.js';
+import type { StageRecord } from '../domain/run/results.js';
 import type { ReportSource } from '../report/write-report.js';
-import { UserError } from '../user-errors.js';
+import { UserError } from '../config/user-errors.js';
 
 // The workflow's own input says where its archive folder is; read loosely, so inputs of older versions still work.
 const Storage = z.object({ name: z.string(), storage: z.object({ archiveDir: z.string() }) });

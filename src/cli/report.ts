@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import type { OrchestratorConfig } from '../config.js';
+import type { OrchestratorConfig } from '../config/config.js';
 import type { ReportOptions } from '../report/inputs.js';
 import { ReportInputError } from '../report/load-run.js';
 import { type ReportSource, reportHtml } from '../report/write-report.js';
 import { withClient } from './client.js';
-import { UserError } from '../user-errors.js';
+import { UserError } from '../config/user-errors.js';
 
 export interface ReportCommandInput extends ReportOptions {
   workflowId?: string;

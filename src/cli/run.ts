@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { OrchestratorConfig } from '../config.js';
+import type { OrchestratorConfig } from '../config/config.js';
 import { resolveProvenance } from '../provenance/git.js';
 import { checkShippedCode } from './spec-files/code-check.js';
-import type { ExperimentInput, ExperimentResult } from '../domain/experiment-input.js';
+import type { ExperimentInput, ExperimentResult } from '../domain/run/experiment-input.js';
 import { loadExperimentSpec } from './spec-files/load.js';
 import type { experiment } from '../workflows/experiment.js';
 import { withClient } from './client.js';

@@ -6,11 +6,11 @@ import {
   ScheduleOverlapPolicy,
   type ScheduleOptions,
 } from '@temporalio/client';
-import type { OrchestratorConfig } from '../config.js';
+import type { OrchestratorConfig } from '../config/config.js';
 import { resolveProvenance } from '../provenance/git.js';
 
 import { checkShippedCode } from './spec-files/code-check.js';
-import type { ExperimentInput } from '../domain/experiment-input.js';
+import type { ExperimentInput } from '../domain/run/experiment-input.js';
 import { parseExperimentSpec, parseYamlMapping } from './spec-files/load.js';
 import { looksLikeSweep, parseSweepSpec } from './spec-files/load-sweep.js';
 import {
@@ -18,13 +18,13 @@ import {
   ScheduleRequestSchema,
   type ScheduleMemo,
   type ScheduleRequest,
-} from '../domain/schedule.js';
-import { SpecError, issuesFromZod } from '../domain/spec-error.js';
-import type { SweepInput } from '../domain/sweep.js';
+} from '../domain/spec/schedule.js';
+import { SpecError, issuesFromZod } from '../domain/spec/spec-error.js';
+import type { SweepInput } from '../domain/sweep/sweep.js';
 import { withClient } from './client.js';
 import { experimentStart, sweepStart } from './start-options.js';
 import { type Who, owned } from './owned.js';
-import { UsageError } from '../user-errors.js';
+import { UsageError } from '../config/user-errors.js';
 
 /** What a schedule starts: a sweep or a single experiment, validated and embedded at create time. */
 export type ScheduledAction =

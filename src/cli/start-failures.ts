@@ -4,7 +4,7 @@ import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
 } from '@temporalio/common';
-import { type ConnectionContext, UserError, refusedSearchAttribute } from '../user-errors.js';
+import { type ConnectionContext, UserError, refusedSearchAttribute } from '../config/user-errors.js';
 import { searchAttributeDefinitions } from '../workflows/search-attributes.js';
 
 /**

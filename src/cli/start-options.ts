@@ -1,5 +1,5 @@
 import type { SearchAttributePair } from '@temporalio/common';
-import type { ExperimentSpec } from '../domain/experiment.js';
+import type { ExperimentSpec } from '../domain/spec/experiment.js';
 import { startSearchAttributes } from '../workflows/search-attributes.js';
 
 /**

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { OrchestratorConfig } from '../config.js';
+import type { OrchestratorConfig } from '../config/config.js';
 import { resolveProvenance } from '../provenance/git.js';
 import { checkShippedCode } from './spec-files/code-check.js';
 import { loadSweepSpec } from './spec-files/load-sweep.js';
-import type { SweepInput, SweepResult } from '../domain/sweep.js';
+import type { SweepInput, SweepResult } from '../domain/sweep/sweep.js';
 import { rankedTable } from './ranked-table.js';
 import type { sweep } from '../workflows/sweep.js';
 import { setSweepLimitsUpdate, sweepStatusQuery } from '../workflows/sweep-definitions.js';

@@ -1,4 +1,4 @@
-import { type UsageReport, type UsageRow, gpuHours } from '../domain/usage.js';
+import { type UsageReport, type UsageRow, gpuHours } from '../domain/usage/usage.js';
 import { fmtGpuHours } from './list.js';
 import { alignedTable } from './text-table.js';
 

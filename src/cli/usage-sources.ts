@@ -1,15 +1,15 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { z } from 'zod';
-import { workerGpus } from '../domain/experiment.js';
-import { CostSchema } from '../domain/gpu-usage.js';
-import { ManifestSchema } from '../domain/manifest.js';
-import { manifestPath } from '../domain/paths.js';
+import { workerGpus } from '../domain/spec/experiment.js';
+import { CostSchema } from '../domain/usage/gpu-usage.js';
+import { ManifestSchema } from '../domain/run/manifest.js';
+import { manifestPath } from '../domain/spec/paths.js';
 import {
   type RunUsage,
   runUsageOfManifest,
   runUsageWhileRunning,
   runUsageWithoutManifest,
-} from '../domain/usage.js';
+} from '../domain/usage/usage.js';
 import { readParsedIfPresent } from '../report/load-run.js';
 import { SearchAttributes as K } from '../workflows/search-attributes.js';
 import { type ListFilters, listQuery } from './list-query.js';

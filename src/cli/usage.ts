@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { OrchestratorConfig } from '../config.js';
-import { type RunUsage, type UsageBucket, type UsageReport, aggregateUsage } from '../domain/usage.js';
-import { UsageError } from '../user-errors.js';
+import type { OrchestratorConfig } from '../config/config.js';
+import { type RunUsage, type UsageBucket, type UsageReport, aggregateUsage } from '../domain/usage/usage.js';
+import { UsageError } from '../config/user-errors.js';
 import { withClient } from './client.js';
 import { type UsageFormat, usageCsv, usageJson, usageTable } from './usage-format.js';
 import { type LeftOut, collectUsage, usageQuery } from './usage-sources.js';

@@ -1,8 +1,8 @@
-import type { CampaignProgress } from '../domain/campaign.js';
-import type { ExperimentSpec } from '../domain/experiment.js';
-import type { ExperimentStatus } from '../domain/experiment-input.js';
-import type { SweepStatus } from '../domain/sweep.js';
-import type { WorkflowStatus } from '../domain/workflow-status.js';
+import type { CampaignProgress } from '../domain/campaign/campaign.js';
+import type { ExperimentSpec } from '../domain/spec/experiment.js';
+import type { ExperimentStatus } from '../domain/run/experiment-input.js';
+import type { SweepStatus } from '../domain/sweep/sweep.js';
+import type { WorkflowStatus } from '../domain/run/workflow-status.js';
 import type { FollowView } from './follow.js';
 
 /** An experiment: stage, joined workers, step and last checkpoint; the bar counts training steps. */

@@ -1,9 +1,9 @@
-import { type ErrorType, type TransientErrorType } from '../domain/error-types.js';
+import { type ErrorType, type TransientErrorType } from '../domain/failures/error-types.js';
 
 /**
  * A failure as the backends, the registry client and the activities see it: a type from
- * src/domain/error-types.ts, a message that names the fix, whether retrying can help, and details.
- * No Temporal here: the activity boundary (src/activities/failures.ts) maps it onto an
+ * src/domain/failures/error-types.ts, a message that names the fix, whether retrying can help, and details.
+ * No Temporal here: the activity boundary (src/activities/common/failures.ts) maps it onto an
  * ApplicationFailure once, so code below the activities never depends on the SDK.
  */
 export class DomainError extends Error {

@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import type { ActivityDeps } from '../activities/deps.js';
+import type { ActivityDeps } from '../activities/common/deps.js';
 
 /**
  * `ragen_clusters_alive{backend}`: the product's clusters that exist now, listed from each backend

@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { type TreeFile, excludeMatcher } from '../domain/code-tree.js';
+import { type TreeFile, excludeMatcher } from '../domain/code/code-tree.js';
 
 const run = promisify(execFile);
 const GIT_BUFFER = 512 * 1024 * 1024;

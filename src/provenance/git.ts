@@ -2,10 +2,10 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { REPO_ROOT } from '../config.js';
-import type { ExperimentSpec } from '../domain/experiment.js';
-import type { ResolvedProvenance } from '../domain/provenance.js';
-import { SpecError } from '../domain/spec-error.js';
+import { REPO_ROOT } from '../config/config.js';
+import type { ExperimentSpec } from '../domain/spec/experiment.js';
+import type { ResolvedProvenance } from '../domain/run/provenance.js';
+import { SpecError } from '../domain/spec/spec-error.js';
 import { modelRevisionOf } from './model.js';
 
 const run = promisify(execFile);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ModelSource } from '../domain/model.js';
+import type { ModelSource } from '../domain/model/model.js';
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ErrorTypes } from '../domain/error-types.js';
+import { ErrorTypes } from '../domain/failures/error-types.js';
 import { permanent } from '../errors/domain-error.js';
 import { type BasicCredentials, basicCredentialsFor, basicHeader, parseChallenge } from './auth.js';
 import { registryFailure, unreachable } from './errors.js';

@@ -1,4 +1,4 @@
-import type { ImageRef } from '../domain/image.js';
+import type { ImageRef } from '../domain/spec/image.js';
 
 /** Where an image lives: the registry's base URL, the repository path there, the digest asked for. */
 export interface RegistryLocation {

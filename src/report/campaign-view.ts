@@ -1,4 +1,4 @@
-import type { AttemptRecord } from '../domain/campaign.js';
+import type { AttemptRecord } from '../domain/campaign/campaign.js';
 import { CURVE_GROUPS, type Curve, alignCurves, chartId, curveOf, seriesKeys } from './curves.js';
 import { fmtGpuUsage, fmtNumber, fmtSeconds } from './format.js';
 import type { CampaignData, ReportOptions } from './inputs.js';

@@ -1,4 +1,4 @@
-import type { MetricsSeries } from '../domain/metrics-series.js';
+import type { MetricsSeries } from '../domain/train/metrics-series.js';
 import type { ChartModel } from './view-model.js';
 
 /** One curve before alignment: (step, value) pairs in step order. */

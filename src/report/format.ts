@@ -1,4 +1,4 @@
-import type { GpuUsage } from '../domain/gpu-usage.js';
+import type { GpuUsage } from '../domain/usage/gpu-usage.js';
 
 /** Short, plain renderings of values for tables (escaped later by the renderer). */
 export function fmtNumber(v: number | undefined | null, digits = 4): string {

@@ -1,9 +1,9 @@
 import type { z } from 'zod';
-import { CampaignManifestSchema } from '../domain/campaign.js';
-import { ManifestSchema } from '../domain/manifest.js';
-import { MetricsSummarySchema, type MetricsSeries } from '../domain/metrics-series.js';
-import type { StageRecord } from '../domain/results.js';
-import { SweepManifestSchema } from '../domain/sweep.js';
+import { CampaignManifestSchema } from '../domain/campaign/campaign.js';
+import { ManifestSchema } from '../domain/run/manifest.js';
+import { MetricsSummarySchema, type MetricsSeries } from '../domain/train/metrics-series.js';
+import type { StageRecord } from '../domain/run/results.js';
+import { SweepManifestSchema } from '../domain/sweep/sweep.js';
 
 /**
  * The experiment manifest as the report reads it: the archive's schema, plus the optional metrics

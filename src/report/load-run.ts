@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { z } from 'zod';
-import { MetricsSeriesSchema } from '../domain/metrics-series.js';
-import { metricsSeriesPath } from '../domain/paths.js';
-import type { StageRecord } from '../domain/results.js';
+import { MetricsSeriesSchema } from '../domain/train/metrics-series.js';
+import { metricsSeriesPath } from '../domain/spec/paths.js';
+import type { StageRecord } from '../domain/run/results.js';
 import {
   type AttemptData,
   type CampaignData,
@@ -15,7 +15,7 @@ import {
   type SweepData,
   SweepManifestSchema,
 } from './inputs.js';
-import { withPrunedName } from '../domain/pruned-name.js';
+import { withPrunedName } from '../domain/run/pruned-name.js';
 
 /** A file the report needs could not be used: the message names the file and why. */
 export class ReportInputError extends Error {

@@ -1,4 +1,4 @@
-import type { SweepRow } from '../domain/sweep.js';
+import type { SweepRow } from '../domain/sweep/sweep.js';
 import { type Curve, alignCurves, chartId, curveOf, firstKeyOfGroup, seriesKeys } from './curves.js';
 import { fmtGpuUsage, fmtNumber, fmtValue } from './format.js';
 import type { ReportOptions, SweepData } from './inputs.js';

@@ -1,4 +1,4 @@
-import type { CheckpointRecord, StageRecord } from '../domain/results.js';
+import type { CheckpointRecord, StageRecord } from '../domain/run/results.js';
 import { fmtNumber, fmtSeconds } from './format.js';
 import type { Gantt, GanttBar, IdleSpan, TableModel } from './view-model.js';
 

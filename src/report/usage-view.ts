@@ -1,4 +1,4 @@
-import { type UsageReport, gpuHours } from '../domain/usage.js';
+import { type UsageReport, gpuHours } from '../domain/usage/usage.js';
 import { fmtNumber } from './format.js';
 import { loadReportAssets } from './report-assets.js';
 import { renderReportHtml } from './render-html.js';

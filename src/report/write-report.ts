@@ -1,4 +1,4 @@
-import type { StageRecord } from '../domain/results.js';
+import type { StageRecord } from '../domain/run/results.js';
 import { campaignReport } from './campaign-view.js';
 import { experimentReport } from './experiment-view.js';
 import type { ReportOptions } from './inputs.js';

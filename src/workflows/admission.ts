@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/workflow';
-import type { ClusterHandle } from '../domain/cluster.js';
-import { ErrorTypes } from '../domain/error-types.js';
-import type { ExperimentSpec } from '../domain/experiment.js';
+import type { ClusterHandle } from '../domain/cluster/cluster.js';
+import { ErrorTypes } from '../domain/failures/error-types.js';
+import type { ExperimentSpec } from '../domain/spec/experiment.js';
 import { withDeadline } from './deadline.js';
 import { awaitAdmission } from './policies.js';
 

@@ -1,10 +1,10 @@
 import { CancellationScope } from '@temporalio/workflow';
-import type { ReserveBudgetResult } from '../activities/budget.js';
-import { estimateGpuHours } from '../domain/budgets.js';
-import { workerGpus } from '../domain/experiment.js';
-import { gpuUsageOfStages } from '../domain/gpu-usage.js';
-import type { SettleAnswer } from '../domain/budget-ledger.js';
-import { ErrorTypes } from '../domain/error-types.js';
+import type { ReserveBudgetResult } from '../activities/budget/budget.js';
+import { estimateGpuHours } from '../domain/budget/budgets.js';
+import { workerGpus } from '../domain/spec/experiment.js';
+import { gpuUsageOfStages } from '../domain/usage/gpu-usage.js';
+import type { SettleAnswer } from '../domain/budget/budget-ledger.js';
+import { ErrorTypes } from '../domain/failures/error-types.js';
 import { workflowNowIso } from './clock.js';
 import { unwrapFailure } from './failure-info.js';
 import type { ExperimentRun } from './experiment-run.js';

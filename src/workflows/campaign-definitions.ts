@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { CampaignProgress } from '../domain/campaign.js';
+import type { CampaignProgress } from '../domain/campaign/campaign.js';
 
 /**
  * Commands of the campaign workflow, shared with the client. Cancel = workflow cancellation.

@@ -7,13 +7,13 @@ import type {
   CampaignResult,
   CampaignState,
   LatestCheckpoint,
-} from '../domain/campaign.js';
-import { ErrorTypes } from '../domain/error-types.js';
-import type { ExperimentInput, ExperimentResult } from '../domain/experiment-input.js';
-import { workerGpus } from '../domain/experiment.js';
-import type { TrackingOutcome } from '../domain/tracking.js';
-import { sumGpuUsage } from '../domain/gpu-usage.js';
-import { ledgerPath, manifestPath, runCheckpointDir } from '../domain/paths.js';
+} from '../domain/campaign/campaign.js';
+import { ErrorTypes } from '../domain/failures/error-types.js';
+import type { ExperimentInput, ExperimentResult } from '../domain/run/experiment-input.js';
+import { workerGpus } from '../domain/spec/experiment.js';
+import type { TrackingOutcome } from '../domain/tracking/tracking.js';
+import { sumGpuUsage } from '../domain/usage/gpu-usage.js';
+import { ledgerPath, manifestPath, runCheckpointDir } from '../domain/spec/paths.js';
 import { secondsBetween } from './clock.js';
 import type { ChangingAttributes } from './visibility.js';
 import { type RunIds, runIds } from './run-ids.js';

@@ -16,7 +16,7 @@ import type {
   CampaignProgress,
   CampaignResult,
   LatestCheckpoint,
-} from '../domain/campaign.js';
+} from '../domain/campaign/campaign.js';
 import {
   extendSignal,
   extendUpdate,
@@ -43,7 +43,7 @@ import { workflowNowIso } from './clock.js';
 import { stopAtNextCheckpointSignal } from './experiment-definitions.js';
 import type { experiment } from './experiment.js';
 import { unwrapFailure } from './failure-info.js';
-import { metricsSeriesPath, runArchiveDir } from '../domain/paths.js';
+import { metricsSeriesPath, runArchiveDir } from '../domain/spec/paths.js';
 import {
   applyCheckpointRetention,
   archiveCampaign,
@@ -51,13 +51,13 @@ import {
   latestCompleteCheckpoint,
 } from './policies.js';
 import { SearchAttributes as K, startSearchAttributes } from './search-attributes.js';
-import { sumGpuUsage } from '../domain/gpu-usage.js';
-import { withPrunedName } from '../domain/pruned-name.js';
+import { sumGpuUsage } from '../domain/usage/gpu-usage.js';
+import { withPrunedName } from '../domain/run/pruned-name.js';
 import { logStage } from './stage-log.js';
 import { progressSignal, statusQuery } from './shared-definitions.js';
 import { notifyTargets } from './notify.js';
 import { trackParent } from './tracking.js';
-import { ErrorTypes } from '../domain/error-types.js';
+import { ErrorTypes } from '../domain/failures/error-types.js';
 import { ChangingAttributes } from './visibility.js';
 import { CAMPAIGN_PREEMPTION } from './patches.js';
 

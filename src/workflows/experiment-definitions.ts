@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { Pruning } from '../domain/experiment-input.js';
-import { STOP_AT_CHECKPOINT_PENDING_QUERY } from '../domain/progress.js';
+import type { Pruning } from '../domain/run/experiment-input.js';
+import { STOP_AT_CHECKPOINT_PENDING_QUERY } from '../domain/run/progress.js';
 
 /**
  * Signals and queries of the experiment workflow, shared with the client. It also answers `status`

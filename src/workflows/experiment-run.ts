@@ -1,28 +1,28 @@
-import type { JoinResult } from '../activities/join.js';
-import type { VerifyResult } from '../activities/verify.js';
-import { stepOfCheckpointPath } from '../domain/campaign.js';
-import type { ClusterHandle } from '../domain/cluster.js';
-import { type ResumeFrom, trainArgv } from '../domain/entrypoint.js';
+import type { JoinResult } from '../activities/join/join.js';
+import type { VerifyResult } from '../activities/verify/verify.js';
+import { stepOfCheckpointPath } from '../domain/campaign/campaign.js';
+import type { ClusterHandle } from '../domain/cluster/cluster.js';
+import { type ResumeFrom, trainArgv } from '../domain/ragen/entrypoint.js';
 import type {
   ExperimentInput,
   ExperimentResult,
   ExperimentStatus,
   Pruning,
-} from '../domain/experiment-input.js';
-import { codeCommits } from '../domain/code-commits.js';
-import { workerGpus } from '../domain/experiment.js';
-import { gpuUsageOfStages } from '../domain/gpu-usage.js';
-import { splitProbeResults } from '../domain/environment-probe.js';
-import type { ManifestDraft } from '../domain/manifest.js';
-import { runArchiveDir, runCheckpointDir, validationResultsPath } from '../domain/paths.js';
+} from '../domain/run/experiment-input.js';
+import { codeCommits } from '../domain/code/code-commits.js';
+import { workerGpus } from '../domain/spec/experiment.js';
+import { gpuUsageOfStages } from '../domain/usage/gpu-usage.js';
+import { splitProbeResults } from '../domain/join/environment-probe.js';
+import type { ManifestDraft } from '../domain/run/manifest.js';
+import { runArchiveDir, runCheckpointDir, validationResultsPath } from '../domain/spec/paths.js';
 import type {
   AllReduceResult,
   Outcome,
   PreflightCheck,
   StageRecord,
   ValidationResult,
-} from '../domain/results.js';
-import type { TrackingOutcome } from '../domain/tracking.js';
+} from '../domain/run/results.js';
+import type { TrackingOutcome } from '../domain/tracking/tracking.js';
 import type { RunBudget } from './budget.js';
 import type { ExperimentVisibility } from './experiment-visibility.js';
 import { type RunIds, runIds } from './run-ids.js';

@@ -1,8 +1,8 @@
 import { setCurrentDetails } from '@temporalio/workflow';
-import { workerGpus } from '../domain/experiment.js';
-import { gpuUsageOfStages } from '../domain/gpu-usage.js';
-import { manifestPath } from '../domain/paths.js';
-import type { StageName } from '../domain/results.js';
+import { workerGpus } from '../domain/spec/experiment.js';
+import { gpuUsageOfStages } from '../domain/usage/gpu-usage.js';
+import { manifestPath } from '../domain/spec/paths.js';
+import type { StageName } from '../domain/run/results.js';
 import type { ExperimentRun } from './experiment-run.js';
 import { SearchAttributes as K, type VisibleStage } from './search-attributes.js';
 import { ChangingAttributes } from './visibility.js';

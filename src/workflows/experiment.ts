@@ -8,15 +8,15 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { stepOfCheckpointPath } from '../domain/campaign.js';
-import { environmentOfFailureDetails } from '../domain/environment-probe.js';
-import { ErrorTypes } from '../domain/error-types.js';
-import type { ExperimentInput, ExperimentResult } from '../domain/experiment-input.js';
-import { clusterName } from '../domain/naming.js';
-import { checkpointPath, ledgerPath, validationResultsPath } from '../domain/paths.js';
-import type { AllReduceResult, StageName, StageOutcome, StageRecord } from '../domain/results.js';
-import type { HashCheckpointsResult } from '../activities/hash-checkpoints.js';
-import type { ClusterHandle } from '../domain/cluster.js';
+import { stepOfCheckpointPath } from '../domain/campaign/campaign.js';
+import { environmentOfFailureDetails } from '../domain/join/environment-probe.js';
+import { ErrorTypes } from '../domain/failures/error-types.js';
+import type { ExperimentInput, ExperimentResult } from '../domain/run/experiment-input.js';
+import { clusterName } from '../domain/spec/naming.js';
+import { checkpointPath, ledgerPath, validationResultsPath } from '../domain/spec/paths.js';
+import type { AllReduceResult, StageName, StageOutcome, StageRecord } from '../domain/run/results.js';
+import type { HashCheckpointsResult } from '../activities/checkpoints/hash-checkpoints.js';
+import type { ClusterHandle } from '../domain/cluster/cluster.js';
 import { workflowNowIso } from './clock.js';
 import { waitForAdmission } from './admission.js';
 import { withDeadline } from './deadline.js';

@@ -1,6 +1,6 @@
 import { CancellationScope, log, workflowInfo } from '@temporalio/workflow';
-import { type NotificationDraft, targetsFor } from '../domain/notification.js';
-import type { NotifyEvent, NotifyTarget } from '../domain/tracking.js';
+import { type NotificationDraft, targetsFor } from '../domain/tracking/notification.js';
+import type { NotifyEvent, NotifyTarget } from '../domain/tracking/tracking.js';
 import { unwrapFailure } from './failure-info.js';
 import { notify } from './policies.js';
 

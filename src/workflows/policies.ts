@@ -2,7 +2,7 @@ import { type ActivityOptions, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 
 // No nonRetryableErrorTypes here: whether a failure is retried is said where it is thrown
-// (permanent() vs transient()), and the activity boundary marks it (src/activities/failures.ts).
+// (permanent() vs transient()), and the activity boundary marks it (src/activities/common/failures.ts).
 const retry = (maximumAttempts: number) => ({
   initialInterval: '1 second',
   backoffCoefficient: 2,

@@ -1,4 +1,4 @@
-import type { ReaperInput, ReaperReport } from '../domain/reaper.js';
+import type { ReaperInput, ReaperReport } from '../domain/cluster/reaper.js';
 import { reapClusters } from './policies.js';
 
 /**

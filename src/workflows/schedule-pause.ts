@@ -1,6 +1,6 @@
 import { workflowInfo } from '@temporalio/workflow';
-import { SCHEDULE_MEMO_KEY, type ScheduleMemo } from '../domain/schedule.js';
-import type { NotifyTarget } from '../domain/tracking.js';
+import { SCHEDULE_MEMO_KEY, type ScheduleMemo } from '../domain/spec/schedule.js';
+import type { NotifyTarget } from '../domain/tracking/tracking.js';
 import { notifyTargets } from './notify.js';
 
 /**

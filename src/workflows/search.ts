@@ -1,6 +1,6 @@
 import { CancellationScope, proxyActivities } from '@temporalio/workflow';
-import type { ParamSet } from '../domain/sweep.js';
-import { SEARCH_TASK_QUEUE, type SearchActivities, tellOf, tpeSpace } from '../domain/sweep-search.js';
+import type { ParamSet } from '../domain/sweep/sweep.js';
+import { SEARCH_TASK_QUEUE, type SearchActivities, tellOf, tpeSpace } from '../domain/sweep/sweep-search.js';
 import type { SweepRun } from './sweep-run.js';
 
 /**

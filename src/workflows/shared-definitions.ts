@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import { PROGRESS_SIGNAL, type Progress } from '../domain/progress.js';
-import type { WorkflowStatus } from '../domain/workflow-status.js';
+import { PROGRESS_SIGNAL, type Progress } from '../domain/run/progress.js';
+import type { WorkflowStatus } from '../domain/run/workflow-status.js';
 
 /** The one `status` query: experiments, campaigns and sweeps all answer it (see WorkflowStatus). */
 export const statusQuery = defineQuery<WorkflowStatus>('status');

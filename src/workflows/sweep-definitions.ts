@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { SweepLimits } from '../domain/sweep-limits.js';
-import type { SweepStatus } from '../domain/sweep.js';
+import type { SweepLimits } from '../domain/sweep/sweep-limits.js';
+import type { SweepStatus } from '../domain/sweep/sweep.js';
 
 /**
  * Every signal, query and Update the sweep workflow answers, shared with the CLI and the experiment

@@ -1,6 +1,6 @@
-import { type SchedulerState, emptySchedulerState } from '../domain/asha.js';
-import { workerGpus } from '../domain/experiment.js';
-import type { TrackingOutcome } from '../domain/tracking.js';
+import { type SchedulerState, emptySchedulerState } from '../domain/sweep/asha.js';
+import { workerGpus } from '../domain/spec/experiment.js';
+import type { TrackingOutcome } from '../domain/tracking/tracking.js';
 import {
   type ChildOutcome,
   type ParamSet,
@@ -10,17 +10,17 @@ import {
   type SweepResult,
   type SweepRow,
   type SweepStatus,
-} from '../domain/sweep.js';
-import type { SweepEnding } from '../domain/sweep-ending.js';
-import { expandSweep } from '../domain/sweep-expand.js';
+} from '../domain/sweep/sweep.js';
+import type { SweepEnding } from '../domain/sweep/sweep-ending.js';
+import { expandSweep } from '../domain/sweep/sweep-expand.js';
 import {
   type LimitsInForce,
   type SweepLimitChange,
   failureBudgetExhausted,
   limitsInForce,
-} from '../domain/sweep-limits.js';
-import { type SweepSlots, promotionCandidate } from '../domain/sweep-next.js';
-import { bestChild, countOutcomes, rankChildren, sweepGpuUsage } from '../domain/sweep-results.js';
+} from '../domain/sweep/sweep-limits.js';
+import { type SweepSlots, promotionCandidate } from '../domain/sweep/sweep-next.js';
+import { bestChild, countOutcomes, rankChildren, sweepGpuUsage } from '../domain/sweep/sweep-results.js';
 import type { z } from 'zod';
 import { type RunIds, runIds } from './run-ids.js';
 
@@ -94,7 +94,7 @@ export const failedChildren = (run: SweepRun): number => countOutcomes(run.resul
 export const budgetExhausted = (run: SweepRun): boolean =>
   failureBudgetExhausted(failedChildren(run), run.limits.failureBudget);
 
-/** What the sweep's decisions see now (see src/domain/sweep-next.ts). */
+/** What the sweep's decisions see now (see src/domain/sweep/sweep-next.ts). */
 export function slotsOf(run: SweepRun): SweepSlots {
   return {
     next: run.next,

@@ -13,12 +13,17 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { schedulerStop } from '../domain/asha.js';
-import { ErrorTypes } from '../domain/error-types.js';
-import type { ExperimentSpec } from '../domain/experiment.js';
-import type { ExperimentInput, ExperimentResult } from '../domain/experiment-input.js';
-import { ledgerPath, runCheckpointDir } from '../domain/paths.js';
-import { type ChildOutcome, type SweepInput, SweepInputSchema, type SweepResult } from '../domain/sweep.js';
+import { schedulerStop } from '../domain/sweep/asha.js';
+import { ErrorTypes } from '../domain/failures/error-types.js';
+import type { ExperimentSpec } from '../domain/spec/experiment.js';
+import type { ExperimentInput, ExperimentResult } from '../domain/run/experiment-input.js';
+import { ledgerPath, runCheckpointDir } from '../domain/spec/paths.js';
+import {
+  type ChildOutcome,
+  type SweepInput,
+  SweepInputSchema,
+  type SweepResult,
+} from '../domain/sweep/sweep.js';
 import {
   type Promotion,
   childExperimentInput,
@@ -29,10 +34,10 @@ import {
   promotedWorkflowId,
   refusedChild,
   withPromotion,
-} from '../domain/sweep-children.js';
-import { type SweepEnding, sweepEnding } from '../domain/sweep-ending.js';
-import { applyParams, childWorkflowId } from '../domain/sweep-expand.js';
-import { type SweepLimits, changedLimits, sweepLimitsRefusal } from '../domain/sweep-limits.js';
+} from '../domain/sweep/sweep-children.js';
+import { type SweepEnding, sweepEnding } from '../domain/sweep/sweep-ending.js';
+import { applyParams, childWorkflowId } from '../domain/sweep/sweep-expand.js';
+import { type SweepLimits, changedLimits, sweepLimitsRefusal } from '../domain/sweep/sweep-limits.js';
 import {
   type Promotable,
   configurationsLeft,
@@ -40,11 +45,11 @@ import {
   nextWhileStarting,
   promotes,
   slotFree,
-} from '../domain/sweep-next.js';
-import { bestChild, countOutcomes } from '../domain/sweep-results.js';
+} from '../domain/sweep/sweep-next.js';
+import { bestChild, countOutcomes } from '../domain/sweep/sweep-results.js';
 import { workflowNowIso } from './clock.js';
 import { pruneSignal } from './experiment-definitions.js';
-import { withPrunedName } from '../domain/pruned-name.js';
+import { withPrunedName } from '../domain/run/pruned-name.js';
 import { unwrapFailure } from './failure-info.js';
 import { notifyTargets } from './notify.js';
 import { archiveSweep, latestCompleteCheckpoint } from './policies.js';

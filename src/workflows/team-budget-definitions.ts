@@ -5,8 +5,8 @@ import type {
   ReserveRequest,
   SettleAnswer,
   SettleRequest,
-} from '../domain/budget-ledger.js';
-import type { TeamBudget } from '../domain/budgets.js';
+} from '../domain/budget/budget-ledger.js';
+import type { TeamBudget } from '../domain/budget/budgets.js';
 
 /**
  * Updates of the `teamBudget` workflow (one per team, id `budget-<team>`), shared with the

@@ -15,8 +15,8 @@ import {
   reserve,
   setBudget,
   settle,
-} from '../domain/budget-ledger.js';
-import { type TeamBudget, TeamBudgetSchema } from '../domain/budgets.js';
+} from '../domain/budget/budget-ledger.js';
+import { type TeamBudget, TeamBudgetSchema } from '../domain/budget/budgets.js';
 import { workflowNowIso } from './clock.js';
 import {
   ensureStartedSignal,

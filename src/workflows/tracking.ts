@@ -1,7 +1,7 @@
 import { CancellationScope, workflowInfo } from '@temporalio/workflow';
-import type { ExperimentInput } from '../domain/experiment-input.js';
-import type { MlflowTracking, TrackingOutcome } from '../domain/tracking.js';
-import type { WandbIds } from '../domain/wandb-env.js';
+import type { ExperimentInput } from '../domain/run/experiment-input.js';
+import type { MlflowTracking, TrackingOutcome } from '../domain/tracking/tracking.js';
+import type { WandbIds } from '../domain/tracking/wandb-env.js';
 import { unwrapFailure } from './failure-info.js';
 import { trackMlflowParent, trackMlflowRun } from './policies.js';
 

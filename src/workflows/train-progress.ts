@@ -1,7 +1,7 @@
 import type { ExperimentRun } from './experiment-run.js';
 
 /**
- * The train activity signals checkpoints sparsely (src/activities/progress-cadence.ts), so its
+ * The train activity signals checkpoints sparsely (src/activities/train/progress-cadence.ts), so its
  * result brings the status query and the checkpoint search attribute up to the last step.
  */
 export function progressFromTrainResult(

@@ -3,9 +3,9 @@ import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { TrainLogStore } from '../../src/activities/train-log-store.js';
-import { ErrorTypes } from '../../src/domain/error-types.js';
-import { trainLogPath, trainLogStatePath } from '../../src/domain/paths.js';
+import { TrainLogStore } from '../../src/activities/train/train-log-store.js';
+import { ErrorTypes } from '../../src/domain/failures/error-types.js';
+import { trainLogPath, trainLogStatePath } from '../../src/domain/spec/paths.js';
 import { DomainError } from '../../src/errors/domain-error.js';
 
 /**

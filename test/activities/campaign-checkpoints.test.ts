@@ -3,9 +3,9 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createArchiveCampaign } from '../../src/activities/campaign-archive.js';
-import { createLatestCompleteCheckpoint } from '../../src/activities/campaign-checkpoints.js';
-import { CampaignManifestSchema } from '../../src/domain/campaign.js';
+import { createArchiveCampaign } from '../../src/activities/campaign/campaign-archive.js';
+import { createLatestCompleteCheckpoint } from '../../src/activities/campaign/campaign-checkpoints.js';
+import { CampaignManifestSchema } from '../../src/domain/campaign/campaign.js';
 import { inActivityContext } from '../helpers/activity-context.js';
 
 async function save(dir: string, step: number, content = `weights ${step}`) {

@@ -3,9 +3,9 @@ import { mkdir, mkdtemp, readFile, readdir, rename, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createLatestCompleteCheckpoint } from '../../src/activities/campaign-checkpoints.js';
-import { createApplyCheckpointRetention } from '../../src/activities/checkpoint-retention.js';
-import { CheckpointLedgerSchema } from '../../src/domain/campaign.js';
+import { createLatestCompleteCheckpoint } from '../../src/activities/campaign/campaign-checkpoints.js';
+import { createApplyCheckpointRetention } from '../../src/activities/checkpoints/checkpoint-retention.js';
+import { CheckpointLedgerSchema } from '../../src/domain/campaign/campaign.js';
 import { inActivityContext } from '../helpers/activity-context.js';
 
 async function save(dir: string, step: number) {

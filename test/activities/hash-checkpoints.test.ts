@@ -9,8 +9,11 @@ import {
   createHashCheckpoints,
   type HashCheckpointsResult,
   type HashHeartbeat,
-} from '../../src/activities/hash-checkpoints.js';
-import { createLatestCompleteCheckpoint, readLedger } from '../../src/activities/campaign-checkpoints.js';
+} from '../../src/activities/checkpoints/hash-checkpoints.js';
+import {
+  createLatestCompleteCheckpoint,
+  readLedger,
+} from '../../src/activities/campaign/campaign-checkpoints.js';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 

@@ -8,9 +8,9 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createAllReduceCheck } from '../../src/activities/allreduce.js';
+import { createAllReduceCheck } from '../../src/activities/join/allreduce.js';
 import { createActivities } from '../../src/activities/index.js';
-import type { ActivityDeps } from '../../src/activities/deps.js';
+import type { ActivityDeps } from '../../src/activities/common/deps.js';
 import { LocalBackend } from '../../src/backends/local/local-backend.js';
 import { authTokenPath } from '../../src/backends/local/auth-token.js';
 import {
@@ -20,10 +20,10 @@ import {
 } from '../../src/backends/ray/dashboard-client.js';
 import { RayHttpError } from '../../src/backends/ray/http.js';
 import { buildPyModulesPackage } from '../../src/backends/ray/py-modules.js';
-import { REPO_ROOT, loadConfig } from '../../src/config.js';
-import type { ClusterHandle } from '../../src/domain/cluster.js';
-import { ErrorTypes } from '../../src/domain/error-types.js';
-import type { AllReduceResult } from '../../src/domain/results.js';
+import { REPO_ROOT, loadConfig } from '../../src/config/config.js';
+import type { ClusterHandle } from '../../src/domain/cluster/cluster.js';
+import { ErrorTypes } from '../../src/domain/failures/error-types.js';
+import type { AllReduceResult } from '../../src/domain/run/results.js';
 import { barePython, canImport } from '../helpers/bare-python.js';
 import { rayProcesses } from '../helpers/processes.js';
 import { testSpec } from '../helpers/specs.js';

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, stat, chmod, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { makeSharedDir, sharedGroup, writeSharedFile } from '../../src/activities/shared-dirs.js';
+import { makeSharedDir, sharedGroup, writeSharedFile } from '../../src/activities/common/shared-dirs.js';
 
 /** The run's folders the worker and the (non-root) Ray Pods share, on a real file system. */
 const asRoot = process.getuid?.() === 0;

@@ -4,14 +4,14 @@ import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createLatestCompleteCheckpoint } from '../../src/activities/campaign-checkpoints.js';
-import { createHashCheckpoints } from '../../src/activities/hash-checkpoints.js';
+import { createLatestCompleteCheckpoint } from '../../src/activities/campaign/campaign-checkpoints.js';
+import { createHashCheckpoints } from '../../src/activities/checkpoints/hash-checkpoints.js';
 import { authTokenPath, readAuthToken, writeNewAuthToken } from '../../src/backends/local/auth-token.js';
 import { LocalBackend } from '../../src/backends/local/local-backend.js';
 import { pidAlive } from '../../src/backends/local/processes.js';
 import { STATE_FILE } from '../../src/backends/local/state.js';
-import type { ClusterHandle } from '../../src/domain/cluster.js';
-import { ErrorTypes } from '../../src/domain/error-types.js';
+import type { ClusterHandle } from '../../src/domain/cluster/cluster.js';
+import { ErrorTypes } from '../../src/domain/failures/error-types.js';
 import { DomainError } from '../../src/errors/domain-error.js';
 import { inActivityContext } from '../helpers/activity-context.js';
 import { testSpec } from '../helpers/specs.js';

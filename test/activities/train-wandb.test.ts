@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createTrain } from '../../src/activities/train.js';
-import type { ClusterHandle } from '../../src/domain/cluster.js';
-import { wandbJobEnv, wandbRunId } from '../../src/domain/wandb-env.js';
+import { createTrain } from '../../src/activities/train/train.js';
+import type { ClusterHandle } from '../../src/domain/cluster/cluster.js';
+import { wandbJobEnv, wandbRunId } from '../../src/domain/tracking/wandb-env.js';
 import { FakeRayHead, fakeBackend, readyCluster } from '../helpers/fake-ray-head.js';
 import { testSpec } from '../helpers/specs.js';
 

@@ -6,20 +6,20 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
-import { createTrain, type TrainResult } from '../../src/activities/train.js';
-import { createAwaitJoin } from '../../src/activities/join.js';
-import type { ActivityDeps } from '../../src/activities/deps.js';
-import type { ClusterHandle, ClusterStatus } from '../../src/domain/cluster.js';
-import type { TrainHeartbeat } from '../../src/domain/progress.js';
+import { createTrain, type TrainResult } from '../../src/activities/train/train.js';
+import { createAwaitJoin } from '../../src/activities/join/join.js';
+import type { ActivityDeps } from '../../src/activities/common/deps.js';
+import type { ClusterHandle, ClusterStatus } from '../../src/domain/cluster/cluster.js';
+import type { TrainHeartbeat } from '../../src/domain/run/progress.js';
 import { FakeRayHead, fakeBackend, readyCluster } from '../helpers/fake-ray-head.js';
 import { testSpec } from '../helpers/specs.js';
-import { MetricsSeriesSchema, MetricsSummarySchema } from '../../src/domain/metrics-series.js';
+import { MetricsSeriesSchema, MetricsSummarySchema } from '../../src/domain/train/metrics-series.js';
 import {
   metricsSeriesPath,
   metricsSummaryPath,
   runArchiveDir,
   trainLogPath,
-} from '../../src/domain/paths.js';
+} from '../../src/domain/spec/paths.js';
 
 const handle: ClusterHandle = {
   backend: 'local',

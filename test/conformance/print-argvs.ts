@@ -12,21 +12,22 @@ import { fileURLToPath } from 'node:url';
 import { parseYamlMapping } from '../../src/cli/spec-files/load.js';
 import { parseCampaignSpec } from '../../src/cli/spec-files/load-campaign.js';
 import { parseSweepMapping } from '../../src/cli/spec-files/load-sweep.js';
-import type { CampaignInput } from '../../src/domain/campaign.js';
-import { trainArgv } from '../../src/domain/entrypoint.js';
-import type { ExperimentInput } from '../../src/domain/experiment-input.js';
-import { type ExperimentSpec, ExperimentSpecSchema, runSetupIssues } from '../../src/domain/experiment.js';
-import type { ResolvedProvenance } from '../../src/domain/provenance.js';
+import type { CampaignInput } from '../../src/domain/campaign/campaign.js';
+import { trainArgv } from '../../src/domain/ragen/entrypoint.js';
+import type { ExperimentInput } from '../../src/domain/run/experiment-input.js';
+import { type ExperimentSpec, ExperimentSpecSchema } from '../../src/domain/spec/experiment.js';
+import { runSetupIssues } from '../../src/domain/spec/run-setup.js';
+import type { ResolvedProvenance } from '../../src/domain/run/provenance.js';
 import {
   checkpointPath,
   ledgerPath,
   runCheckpointDir,
   validationResultsPath,
-} from '../../src/domain/paths.js';
-import { RAGEN_PREFLIGHT_DEFAULTS, ragenPreflightIssues } from '../../src/domain/ragen-preflight.js';
-import { RAGEN_20DAEDC } from '../../src/domain/ragen-revisions.js';
-import { applyParams, childWorkflowId, expandSweep } from '../../src/domain/sweep-expand.js';
-import { trainerValidationArgv } from '../../src/domain/validation-argv.js';
+} from '../../src/domain/spec/paths.js';
+import { RAGEN_PREFLIGHT_DEFAULTS, ragenPreflightIssues } from '../../src/domain/ragen/ragen-preflight.js';
+import { RAGEN_20DAEDC } from '../../src/domain/ragen/ragen-revisions.js';
+import { applyParams, childWorkflowId, expandSweep } from '../../src/domain/sweep/sweep-expand.js';
+import { trainerValidationArgv } from '../../src/domain/validate/validation-argv.js';
 import { attemptInput, newCampaignRun } from '../../src/workflows/campaign-run.js';
 import { newExperimentRun } from '../../src/workflows/experiment-run.js';
 import type { RunIds } from '../../src/workflows/run-ids.js';
@@ -52,7 +53,7 @@ interface Case {
   /** train | resume | validate (the trainer runner) */
   kind: string;
   argv: string[];
-  /** RAGEN rules the product refuses this spec for at load (rule ids of src/domain/ragen-preflight.ts). */
+  /** RAGEN rules the product refuses this spec for at load (rule ids of src/domain/ragen/ragen-preflight.ts). */
   refusedRules: string[];
   /** Every setup issue the product reports (field: message), for the suite's failure messages. */
   refused: string[];

@@ -2,7 +2,7 @@
 
 train.py's `add_dependency_and_validate_config` (RAGEN 20daedc) asserts these before Ray is
 touched; the env-tag and group checks are what RAGEN's env-state manager needs a moment later.
-Each check returns the rule ids of src/domain/ragen-preflight.ts that the config breaks.
+Each check returns the rule ids of src/domain/ragen/ragen-preflight.ts that the config breaks.
 """
 
 from __future__ import annotations

@@ -11,19 +11,19 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
-import { hashCheckpoint } from '../../src/activities/checkpoints.js';
+import { hashCheckpoint } from '../../src/activities/checkpoints/checkpoints.js';
 import {
   CampaignManifestSchema,
   type CampaignManifest,
   type CampaignResult,
-} from '../../src/domain/campaign.js';
-import { ErrorTypes } from '../../src/domain/error-types.js';
-import type { ExperimentSpec } from '../../src/domain/experiment.js';
-import { ManifestSchema } from '../../src/domain/manifest.js';
-import { shortHash } from '../../src/domain/naming.js';
-import { campaignManifestPath, checkpointPath } from '../../src/domain/paths.js';
-import { wandbRunId } from '../../src/domain/wandb-env.js';
-import { REPO_ROOT, loadConfig } from '../../src/config.js';
+} from '../../src/domain/campaign/campaign.js';
+import { ErrorTypes } from '../../src/domain/failures/error-types.js';
+import type { ExperimentSpec } from '../../src/domain/spec/experiment.js';
+import { ManifestSchema } from '../../src/domain/run/manifest.js';
+import { shortHash } from '../../src/domain/spec/naming.js';
+import { campaignManifestPath, checkpointPath } from '../../src/domain/spec/paths.js';
+import { wandbRunId } from '../../src/domain/tracking/wandb-env.js';
+import { REPO_ROOT, loadConfig } from '../../src/config/config.js';
 import { outcomeOf, restartsInMetrics } from '../helpers/campaign-outcome.js';
 import { FaultHarness, completedCheckpointHashes } from '../helpers/fault-harness.js';
 import { startMlflowServer } from '../helpers/mlflow-server.js';

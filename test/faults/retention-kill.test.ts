@@ -11,12 +11,12 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { createLatestCompleteCheckpoint } from '../../src/activities/campaign-checkpoints.js';
-import { createApplyCheckpointRetention } from '../../src/activities/checkpoint-retention.js';
-import type { RetentionInput } from '../../src/activities/checkpoint-retention.js';
-import { checkpointSteps, hashCheckpoint } from '../../src/activities/checkpoints.js';
-import { CheckpointLedgerSchema } from '../../src/domain/campaign.js';
-import { REPO_ROOT } from '../../src/config.js';
+import { createLatestCompleteCheckpoint } from '../../src/activities/campaign/campaign-checkpoints.js';
+import { createApplyCheckpointRetention } from '../../src/activities/checkpoints/checkpoint-retention.js';
+import type { RetentionInput } from '../../src/activities/checkpoints/checkpoint-retention.js';
+import { checkpointSteps, hashCheckpoint } from '../../src/activities/checkpoints/checkpoints.js';
+import { CheckpointLedgerSchema } from '../../src/domain/campaign/campaign.js';
+import { REPO_ROOT } from '../../src/config/config.js';
 import { inActivityContext } from '../helpers/activity-context.js';
 
 // Enough entries that removing them takes a while (8,000 folders): the kill lands inside it.

@@ -9,10 +9,10 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { createReserveBudget, createSettleBudget } from '../../src/activities/budget.js';
+import { createReserveBudget, createSettleBudget } from '../../src/activities/budget/budget.js';
 import type { ActivityDeps } from '../../src/activities/index.js';
 import { budgetLedgerClient } from '../../src/budgets/ledger-client.js';
-import { parseBudgets } from '../../src/domain/budgets.js';
+import { parseBudgets } from '../../src/domain/budget/budgets.js';
 import { fakeActivities } from './fake-activities.js';
 import { workflowBundle } from './temporal.js';
 

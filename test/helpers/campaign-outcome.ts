@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import type { CampaignResult } from '../../src/domain/campaign.js';
-import { metricsPath } from '../../src/domain/paths.js';
+import type { CampaignResult } from '../../src/domain/campaign/campaign.js';
+import { metricsPath } from '../../src/domain/spec/paths.js';
 
 /** A campaign's result, also when it failed (the failure details carry it, if it got that far). */
 export async function outcomeOf(

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../../src/config.js';
+import { REPO_ROOT } from '../../src/config/config.js';
 
 /** The real CLI as a process, as a user runs it (through the package's bin launcher). */
 export function cli(

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readFile } from 'node:fs/promises';
-import { activityRetry } from '../../src/activities/heartbeat-loop.js';
+import { activityRetry } from '../../src/activities/common/heartbeat-loop.js';
 import { type RayHeadApi, RayDashboardClient } from '../../src/backends/ray/dashboard-client.js';
 import { requestJson } from '../../src/backends/ray/http.js';
 import type { RetryEvent } from '../../src/errors/retry-transient.js';

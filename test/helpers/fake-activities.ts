@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
-import { mapFailuresAtBoundary } from '../../src/activities/failures.js';
+import { mapFailuresAtBoundary } from '../../src/activities/common/failures.js';
 import type { Activities } from '../../src/activities/index.js';
-import type { ClusterHandle } from '../../src/domain/cluster.js';
+import type { ClusterHandle } from '../../src/domain/cluster/cluster.js';
 
 /**
  * Fake activities of the real Activities type, for workflow tests on the time-skipping server.

@@ -2,9 +2,9 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import type { Activities } from '../../src/activities/index.js';
-import { stepOfCheckpointPath } from '../../src/domain/campaign.js';
-import { ErrorTypes } from '../../src/domain/error-types.js';
-import { checkpointPath } from '../../src/domain/paths.js';
+import { stepOfCheckpointPath } from '../../src/domain/campaign/campaign.js';
+import { ErrorTypes } from '../../src/domain/failures/error-types.js';
+import { checkpointPath } from '../../src/domain/spec/paths.js';
 
 /**
  * Stand-in storage and trainer for campaign workflow tests (time-skipping server): `train` walks

@@ -1,7 +1,11 @@
-import { EMPTY_LEDGER, type NodeLedger, type NodeLedgerStore } from '../../src/domain/node-ledger.js';
+import {
+  EMPTY_LEDGER,
+  type NodeLedger,
+  type NodeLedgerStore,
+} from '../../src/domain/node-health/node-ledger.js';
 import type { RayHeadApi, RayJobInfo, RayJobStatus } from '../../src/backends/ray/dashboard-client.js';
 import type { ComputeBackend } from '../../src/backends/backend.js';
-import type { ClusterStatus } from '../../src/domain/cluster.js';
+import type { ClusterStatus } from '../../src/domain/cluster/cluster.js';
 
 /**
  * Stand-in for a Ray head in activity unit tests (the real head is exercised by the integration

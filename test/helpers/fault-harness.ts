@@ -4,15 +4,19 @@ import { mkdtemp, open, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { checkpointSteps, hashCheckpoint, readTracker } from '../../src/activities/checkpoints.js';
+import {
+  checkpointSteps,
+  hashCheckpoint,
+  readTracker,
+} from '../../src/activities/checkpoints/checkpoints.js';
 import { LocalBackend } from '../../src/backends/local/local-backend.js';
 import { freePorts } from '../../src/backends/local/ports.js';
 import { clusterDir, readState } from '../../src/backends/local/state.js';
 import { type DevServer, startDevServer } from '../../src/cli/dev-server.js';
-import { REPO_ROOT, loadConfig } from '../../src/config.js';
-import type { CampaignBudgets, CampaignProgress } from '../../src/domain/campaign.js';
-import type { ExperimentSpec } from '../../src/domain/experiment.js';
-import { runCheckpointDir } from '../../src/domain/paths.js';
+import { REPO_ROOT, loadConfig } from '../../src/config/config.js';
+import type { CampaignBudgets, CampaignProgress } from '../../src/domain/campaign/campaign.js';
+import type { ExperimentSpec } from '../../src/domain/spec/experiment.js';
+import { runCheckpointDir } from '../../src/domain/spec/paths.js';
 import type { campaign } from '../../src/workflows/campaign.js';
 import { testInput, testSpec } from './specs.js';
 
@@ -86,12 +90,12 @@ export class FaultHarness {
     this.server = undefined;
   }
 
-  /** `src/worker.ts` as a child process; resolves once it polls the task queue. */
+  /** `src/worker/worker.ts` as a child process; resolves once it polls the task queue. */
   async startWorker(): Promise<void> {
     this.workerStarts++;
     const logPath = join(this.dir, `worker-${this.workerStarts}.log`);
     const log = await open(logPath, 'a');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker/worker.ts'], {
       cwd: REPO_ROOT,
       stdio: ['ignore', log.fd, log.fd],
       env: {

@@ -9,7 +9,7 @@ import { format, resolveConfig } from 'prettier';
 import type { Activities } from '../../src/activities/index.js';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { type ScheduledAction, createSchedule, triggerSchedule } from '../../src/cli/schedule.js';
-import type { ScheduleRequest } from '../../src/domain/schedule.js';
+import type { ScheduleRequest } from '../../src/domain/spec/schedule.js';
 import { devServerEnv, timeSkippingEnv, workflowBundle } from './temporal.js';
 
 /** Where the replay test finds the histories; a file's name (without .json) is its workflow id. */

@@ -13,7 +13,7 @@ import {
   type KubernetesObject,
   loadAllYaml,
 } from '@kubernetes/client-node';
-import { REPO_ROOT, loadConfig } from '../../src/config.js';
+import { REPO_ROOT, loadConfig } from '../../src/config/config.js';
 import { freePorts } from '../../src/backends/local/ports.js';
 import { KubeletStandIn } from './kubelet-standin/index.js';
 import { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';

@@ -1,5 +1,5 @@
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
-import type { ExperimentSpec } from '../../src/domain/experiment.js';
+import type { ExperimentSpec } from '../../src/domain/spec/experiment.js';
 import { validSpecYaml } from './specs.js';
 
 export const TEST_IMAGE = `registry.example/ragen@sha256:${'a'.repeat(64)}`;

@@ -4,7 +4,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePorts } from '../../src/backends/local/ports.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 
 /**
  * A real `mlflow server` from the venv (PyPI mlflow, pinned in requirements.txt): SQLite backend

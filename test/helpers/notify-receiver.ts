@@ -1,5 +1,5 @@
 import { type IncomingMessage, type Server, createServer } from 'node:http';
-import type { NotificationEvent } from '../../src/domain/notification.js';
+import type { NotificationEvent } from '../../src/domain/tracking/notification.js';
 
 /** A local HTTP receiver: every POST by path, answering 503 to the first `failFirst` of each path. */
 export class Receiver {

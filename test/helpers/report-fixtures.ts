@@ -6,19 +6,19 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseSweepSpec } from '../../src/cli/spec-files/load-sweep.js';
-import { type AttemptRecord, CampaignManifestSchema } from '../../src/domain/campaign.js';
-import { type Manifest, ManifestSchema } from '../../src/domain/manifest.js';
-import { type MetricsSeries, MetricsSeriesSchema } from '../../src/domain/metrics-series.js';
+import { type AttemptRecord, CampaignManifestSchema } from '../../src/domain/campaign/campaign.js';
+import { type Manifest, ManifestSchema } from '../../src/domain/run/manifest.js';
+import { type MetricsSeries, MetricsSeriesSchema } from '../../src/domain/train/metrics-series.js';
 import {
   manifestPath,
   metricsSeriesPath,
   runArchiveDir,
   sweepManifestPaths,
-} from '../../src/domain/paths.js';
-import type { StageRecord } from '../../src/domain/results.js';
-import { expandSweep } from '../../src/domain/sweep-expand.js';
-import { rankChildren } from '../../src/domain/sweep-results.js';
-import { type ChildOutcome, SweepManifestSchema } from '../../src/domain/sweep.js';
+} from '../../src/domain/spec/paths.js';
+import type { StageRecord } from '../../src/domain/run/results.js';
+import { expandSweep } from '../../src/domain/sweep/sweep-expand.js';
+import { rankChildren } from '../../src/domain/sweep/sweep-results.js';
+import { type ChildOutcome, SweepManifestSchema } from '../../src/domain/sweep/sweep.js';
 import { buildManifestDraft, newExperimentRun } from '../../src/workflows/experiment-run.js';
 import { testInput, testSpec, validSpecYaml } from './specs.js';
 

@@ -6,7 +6,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { freePorts } from '../../src/backends/local/ports.js';
-import { REPO_ROOT } from '../../src/config.js';
+import { REPO_ROOT } from '../../src/config/config.js';
 import { readShellVersions } from './temporal-versions.js';
 
 /** scripts/seaweedfs/versions.sh: where scripts/seaweedfs/build.sh put `weed`. */

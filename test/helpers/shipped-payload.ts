@@ -3,8 +3,8 @@ import { execFile } from 'node:child_process';
 import { chmod, cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { REPO_ROOT } from '../../src/config.js';
-import type { Manifest } from '../../src/domain/manifest.js';
+import { REPO_ROOT } from '../../src/config/config.js';
+import type { Manifest } from '../../src/domain/run/manifest.js';
 
 const run = promisify(execFile);
 

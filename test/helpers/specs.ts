@@ -1,7 +1,7 @@
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
-import type { ExperimentInput } from '../../src/domain/experiment-input.js';
-import type { ExperimentSpec } from '../../src/domain/experiment.js';
-import type { ManifestDraft } from '../../src/domain/manifest.js';
+import type { ExperimentInput } from '../../src/domain/run/experiment-input.js';
+import type { ExperimentSpec } from '../../src/domain/spec/experiment.js';
+import type { ManifestDraft } from '../../src/domain/run/manifest.js';
 
 /** validation.seed 5000: clear of every training seed range the tests use (their sweeps start trainer.seedTrain at 1). */
 export const validSpecYaml = (storageRoot = '/tmp/ragen-test') => `

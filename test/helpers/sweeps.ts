@@ -1,5 +1,5 @@
 import { parseSweepMapping } from '../../src/cli/spec-files/load-sweep.js';
-import type { SweepInput, SweepSpec } from '../../src/domain/sweep.js';
+import type { SweepInput, SweepSpec } from '../../src/domain/sweep/sweep.js';
 import { testInput, testSpec } from './specs.js';
 
 /** A sweep over `trainer.seedTrain` values of the test experiment, validated like a loaded one. */

@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
-import { logTail } from '../../src/domain/log-tail.js';
+import { logTail } from '../../src/domain/train/log-tail.js';
 import { freePorts } from '../../src/backends/local/ports.js';
-import { REPO_ROOT } from '../../src/config.js';
+import { REPO_ROOT } from '../../src/config/config.js';
 import { registerSearchAttributes, temporalReachable } from '../../src/cli/dev-server.js';
 import { temporalServerVersions } from './temporal-versions.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../../src/config.js';
+import { REPO_ROOT } from '../../src/config/config.js';
 
 /** scripts/temporal/versions.sh: the one place the production-topology versions are written. */
 export const TEMPORAL_VERSIONS_FILE = join(REPO_ROOT, 'scripts/temporal/versions.sh');

@@ -1,9 +1,9 @@
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes.js';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { loadConfig } from '../../src/config.js';
-import { workflowsPath } from '../../src/worker.js';
-import { workflowInterceptorModules } from '../../src/workflow-code.js';
+import { loadConfig } from '../../src/config/config.js';
+import { workflowsPath } from '../../src/worker/worker.js';
+import { workflowInterceptorModules } from '../../src/worker/workflow-code.js';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/workflows/search-attributes.js';
 
 /**

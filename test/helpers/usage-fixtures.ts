@@ -1,6 +1,6 @@
 /** Experiment manifests for the usage tests, through report-fixtures' testManifest (so they parse). */
-import { sumGpuUsage } from '../../src/domain/gpu-usage.js';
-import type { Manifest } from '../../src/domain/manifest.js';
+import { sumGpuUsage } from '../../src/domain/usage/gpu-usage.js';
+import type { Manifest } from '../../src/domain/run/manifest.js';
 import { testManifest } from './report-fixtures.js';
 
 // testManifest's runs start at 2026-12-01T10:00Z plus `shift` seconds; 2 workers of 1 GPU each.

@@ -11,7 +11,7 @@ import {
   KubernetesObjectApi,
   loadAllYaml,
 } from '@kubernetes/client-node';
-import { REPO_ROOT } from '../../src/config.js';
+import { REPO_ROOT } from '../../src/config/config.js';
 import { shellVar } from './kube-env.js';
 
 const run = promisify(execFile);

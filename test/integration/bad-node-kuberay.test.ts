@@ -17,11 +17,11 @@ import {
 import { NODE_LEDGER_CONFIGMAP } from '../../src/backends/kuberay/node-ledger-configmap.js';
 import { AVOIDED_NODES_ANNOTATION } from '../../src/backends/kuberay/raycluster.js';
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
-import { loadConfig } from '../../src/config.js';
-import type { ExperimentSpec } from '../../src/domain/experiment.js';
-import { ManifestSchema } from '../../src/domain/manifest.js';
-import { liveSuspects } from '../../src/domain/node-ledger.js';
-import { activityDeps } from '../../src/worker.js';
+import { loadConfig } from '../../src/config/config.js';
+import type { ExperimentSpec } from '../../src/domain/spec/experiment.js';
+import { ManifestSchema } from '../../src/domain/run/manifest.js';
+import { liveSuspects } from '../../src/domain/node-health/node-ledger.js';
+import { activityDeps } from '../../src/worker/worker.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import { type KubeEnv, adminBackend, startKubeEnv } from '../helpers/kube-env.js';
 import type { KubeletStandIn } from '../helpers/kubelet-standin/index.js';
@@ -202,7 +202,7 @@ describe('a node with a slow link, on KubeRay (stand-in nodes, real tc rate limi
     );
 
     const cli = (...args: string[]) =>
-      run('npx', ['tsx', 'src/cli.ts', 'nodes', ...args, '--backend', 'kuberay'], {
+      run('npx', ['tsx', 'src/cli/main.ts', 'nodes', ...args, '--backend', 'kuberay'], {
         env: {
           ...process.env,
           RAGEN_KUBECONFIG: kube.adminKubeconfig,

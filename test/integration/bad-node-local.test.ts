@@ -9,11 +9,11 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/index.js';
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
-import { loadConfig } from '../../src/config.js';
-import { ManifestSchema } from '../../src/domain/manifest.js';
+import { loadConfig } from '../../src/config/config.js';
+import { ManifestSchema } from '../../src/domain/run/manifest.js';
 import { NodeLedgerFile } from '../../src/backends/local/node-ledger-file.js';
-import { liveSuspects } from '../../src/domain/node-ledger.js';
-import { activityDeps } from '../../src/worker.js';
+import { liveSuspects } from '../../src/domain/node-health/node-ledger.js';
+import { activityDeps } from '../../src/worker/worker.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import { rayProcesses } from '../helpers/processes.js';
 import { testInput, validSpecYaml } from '../helpers/specs.js';
@@ -90,7 +90,7 @@ describe('a slow node is named, recorded and avoided (local backend, stand-in sl
     assert.deepEqual(await rayProcesses(), [], 'teardown left Ray processes');
 
     const cli = (...args: string[]) =>
-      run('npx', ['tsx', 'src/cli.ts', 'nodes', ...args], {
+      run('npx', ['tsx', 'src/cli/main.ts', 'nodes', ...args], {
         env: { ...process.env, RAGEN_RUN_ROOT: runRoot },
       });
     const listed = await cli();

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { budgetLedgerClient } from '../../src/budgets/ledger-client.js';
-import type { BudgetReport } from '../../src/domain/budget-ledger.js';
+import type { BudgetReport } from '../../src/domain/budget/budget-ledger.js';
 import { cli } from '../helpers/cli-process.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import type { CampaignResult } from '../../src/domain/campaign.js';
-import { ErrorTypes } from '../../src/domain/error-types.js';
-import { ManifestSchema } from '../../src/domain/manifest.js';
+import type { CampaignResult } from '../../src/domain/campaign/campaign.js';
+import { ErrorTypes } from '../../src/domain/failures/error-types.js';
+import { ManifestSchema } from '../../src/domain/run/manifest.js';
 import { FaultHarness } from '../helpers/fault-harness.js';
 import { rayProcesses } from '../helpers/processes.js';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { printTrainingLogs } from '../../src/cli/logs.js';
-import { runArchiveDir, trainLogPath } from '../../src/domain/paths.js';
+import { runArchiveDir, trainLogPath } from '../../src/domain/spec/paths.js';
 import { testInput, testSpec } from '../helpers/specs.js';
 import { devServerEnv, uniqueId } from '../helpers/temporal.js';
 

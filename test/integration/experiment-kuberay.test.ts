@@ -17,9 +17,9 @@ import { Worker } from '@temporalio/worker';
 import { type ActivityDeps, createActivities } from '../../src/activities/index.js';
 import { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
 import { KUBERAY_PERMISSIONS } from '../../src/backends/kuberay/permissions.js';
-import { REPO_ROOT, loadConfig } from '../../src/config.js';
-import type { ExperimentSpec } from '../../src/domain/experiment.js';
-import { activityDeps } from '../../src/worker.js';
+import { REPO_ROOT, loadConfig } from '../../src/config/config.js';
+import type { ExperimentSpec } from '../../src/domain/spec/experiment.js';
+import { activityDeps } from '../../src/worker/worker.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import type { reaper } from '../../src/workflows/reaper.js';
 import { type KubeEnv, adminBackend, startKubeEnv } from '../helpers/kube-env.js';
@@ -34,7 +34,7 @@ import { activityAttempts } from '../helpers/history-attempts.js';
 import { DashboardStalls, dashboardPidAmong } from '../helpers/dashboard-stall.js';
 import { testInput } from '../helpers/specs.js';
 import { assertShippedCopyRan, changedPayloadCopy } from '../helpers/shipped-payload.js';
-import { ManifestSchema } from '../../src/domain/manifest.js';
+import { ManifestSchema } from '../../src/domain/run/manifest.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
 import { applyAll, renderWorkerManifests, serviceAccountKubeconfig } from '../helpers/worker-manifests.js';
 
@@ -593,7 +593,7 @@ describe('the worker on Kubernetes: deploy/worker rendered by kustomize and appl
             {
               op: 'add',
               path: '/spec/template/spec/containers/0/command',
-              value: [join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), 'src/worker.ts'],
+              value: [join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), 'src/worker/worker.ts'],
             },
             { op: 'add', path: '/spec/template/spec/containers/0/workingDir', value: REPO_ROOT },
             {

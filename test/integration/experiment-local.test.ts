@@ -8,9 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/index.js';
-import { loadConfig } from '../../src/config.js';
-import { activityDeps } from '../../src/worker.js';
-import { ManifestSchema } from '../../src/domain/manifest.js';
+import { loadConfig } from '../../src/config/config.js';
+import { activityDeps } from '../../src/worker/worker.js';
+import { ManifestSchema } from '../../src/domain/run/manifest.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import { expectedFingerprint, writeModelDir } from '../helpers/model-dir.js';
 import { rayProcesses } from '../helpers/processes.js';
@@ -21,7 +21,7 @@ import { type RunningRegistry, startRegistry } from '../helpers/oci-registry.js'
 import { RAY_VERSION_LABEL } from '../../src/registry/ray-version.js';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ExperimentResult } from '../../src/domain/experiment-input.js';
+import type { ExperimentResult } from '../../src/domain/run/experiment-input.js';
 import { assertShippedCopyRan, changedPayloadCopy } from '../helpers/shipped-payload.js';
 
 const run = promisify(execFile);
@@ -209,7 +209,7 @@ describe('experiment on the real dev server, real Ray, real payload (local backe
     for (const [yaml, expected] of cases) {
       const file = join(storage, `bad-${Math.random().toString(36).slice(2)}.yaml`);
       await import('node:fs/promises').then((fs) => fs.writeFile(file, yaml));
-      const failed = await run('npx', ['tsx', 'src/cli.ts', 'run', '--embedded', file], {
+      const failed = await run('npx', ['tsx', 'src/cli/main.ts', 'run', '--embedded', file], {
         env: { ...process.env, RAGEN_RUN_ROOT: emptyRoot, TEMPORAL_ADDRESS: '127.0.0.1:1' },
       }).then(
         () => assert.fail('the bad spec was accepted'),

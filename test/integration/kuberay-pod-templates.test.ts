@@ -9,9 +9,9 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
-import { loadConfig } from '../../src/config.js';
-import type { ExperimentSpec } from '../../src/domain/experiment.js';
-import type { KubeRaySettings } from '../../src/domain/kuberay.js';
+import { loadConfig } from '../../src/config/config.js';
+import type { ExperimentSpec } from '../../src/domain/spec/experiment.js';
+import type { KubeRaySettings } from '../../src/domain/cluster/kuberay.js';
 import { type KubeEnv, startKubeEnv } from '../helpers/kube-env.js';
 import { kuberaySpec } from '../helpers/kuberay-specs.js';
 import { rayProcesses } from '../helpers/processes.js';

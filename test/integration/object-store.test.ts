@@ -12,15 +12,15 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { freePorts } from '../../src/backends/local/ports.js';
-import { createArchive } from '../../src/activities/archive.js';
-import { createLatestCompleteCheckpoint } from '../../src/activities/campaign-checkpoints.js';
-import { createHashCheckpoints } from '../../src/activities/hash-checkpoints.js';
-import { openStore } from '../../src/activities/object-store-client.js';
-import { objectStoreWritable } from '../../src/activities/object-store-preflight.js';
-import { type UploadProgress, uploadFile } from '../../src/activities/object-store-upload.js';
-import type { ObjectStore } from '../../src/domain/object-store.js';
-import { ledgerPath, runCheckpointDir } from '../../src/domain/paths.js';
-import type { ExperimentSpec } from '../../src/domain/experiment.js';
+import { createArchive } from '../../src/activities/archive/archive.js';
+import { createLatestCompleteCheckpoint } from '../../src/activities/campaign/campaign-checkpoints.js';
+import { createHashCheckpoints } from '../../src/activities/checkpoints/hash-checkpoints.js';
+import { openStore } from '../../src/activities/object-store/object-store-client.js';
+import { objectStoreWritable } from '../../src/activities/object-store/object-store-preflight.js';
+import { type UploadProgress, uploadFile } from '../../src/activities/object-store/object-store-upload.js';
+import type { ObjectStore } from '../../src/domain/object-store/object-store.js';
+import { ledgerPath, runCheckpointDir } from '../../src/domain/spec/paths.js';
+import type { ExperimentSpec } from '../../src/domain/spec/experiment.js';
 import { inActivityContext } from '../helpers/activity-context.js';
 import { type S3TestServer, startSeaweedS3 } from '../helpers/seaweedfs.js';
 import { succeededDraft, testSpec } from '../helpers/specs.js';
@@ -210,7 +210,7 @@ describe('object store (a real SeaweedFS S3 server)', () => {
     const shard = join('global_step_30', 'actor', 'model_world_size_1_rank_0.pt');
     const original = await readFile(join(checkpointDir, shard));
     // The first attempt's archive copies the checkpoints (as a campaign attempt's archive does).
-    const { uploadArchive } = await import('../../src/activities/archive-upload.js');
+    const { uploadArchive } = await import('../../src/activities/archive/archive-upload.js');
     const { checkpoints } = await inActivityContext(createHashCheckpoints()).run({
       checkpointDir,
       ledgerPath: ledger,

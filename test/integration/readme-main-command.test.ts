@@ -9,8 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { freePorts } from '../../src/backends/local/ports.js';
-import { REPO_ROOT } from '../../src/config.js';
-import { ManifestSchema } from '../../src/domain/manifest.js';
+import { REPO_ROOT } from '../../src/config/config.js';
+import { ManifestSchema } from '../../src/domain/run/manifest.js';
 import { rayProcesses } from '../helpers/processes.js';
 
 const run = promisify(execFile);
@@ -95,13 +95,13 @@ after(async () => {
 describe("the README's main command: the built CLI's run --embedded on the example spec", () => {
   it('runs the example end to end, writes a complete manifest and leaves no Ray process', async () => {
     const built = await stat(join(REPO_ROOT, 'dist', 'cli.js'));
-    const { stdout: newer } = await run('find', ['src', '-newer', 'dist/cli.js', '-print', '-quit'], {
+    const { stdout: newer } = await run('find', ['src', '-newer', 'dist/cli/main.js', '-print', '-quit'], {
       cwd: REPO_ROOT,
     });
     assert.equal(
       newer,
       '',
-      `the build is stale (dist/cli.js of ${built.mtime.toISOString()}): bin would not run it`,
+      `the build is stale (dist/cli/main.js of ${built.mtime.toISOString()}): bin would not run it`,
     );
 
     result = await readmeCommand({

@@ -12,9 +12,9 @@ import type { ScheduleDescription } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createSchedule, parseScheduleRequest, triggerSchedule } from '../../src/cli/schedule.js';
-import { ErrorTypes } from '../../src/domain/error-types.js';
-import { createNotify } from '../../src/activities/notify.js';
-import { mapFailuresAtBoundary } from '../../src/activities/failures.js';
+import { ErrorTypes } from '../../src/domain/failures/error-types.js';
+import { createNotify } from '../../src/activities/tracking/notify.js';
+import { mapFailuresAtBoundary } from '../../src/activities/common/failures.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
 import { Receiver } from '../helpers/notify-receiver.js';
 import { testInput, testSpec, validSpecYaml } from '../helpers/specs.js';
@@ -122,7 +122,7 @@ describe('schedules on the real dev server (stand-in activities)', () => {
       const runningId = afterTrigger.info.runningActions[0]?.workflow.workflowId ?? '';
       assert.match(runningId, /^experiment-sokoban-test-/);
 
-      const cli = await run('npx', ['tsx', 'src/cli.ts', 'schedule', 'describe', scheduleId], {
+      const cli = await run('npx', ['tsx', 'src/cli/main.ts', 'schedule', 'describe', scheduleId], {
         env: { ...process.env, TEMPORAL_ADDRESS: env.address },
       });
       assert.match(cli.stdout, /overlap SKIP, catch-up window 60 s, pause on failure true/);
@@ -190,7 +190,7 @@ describe('schedules on the real dev server (stand-in activities)', () => {
       [['schedule', 'create', 'nightly', good, '--cron', '0 2 * * *', '--overlap', 'sometimes'], /overlap/],
     ];
     for (const [args, expected] of cases) {
-      const failed = await run('npx', ['tsx', 'src/cli.ts', ...args], {
+      const failed = await run('npx', ['tsx', 'src/cli/main.ts', ...args], {
         env: { ...process.env, TEMPORAL_ADDRESS: '127.0.0.1:1' },
       }).then(
         () => assert.fail(`accepted: ${args.join(' ')}`),

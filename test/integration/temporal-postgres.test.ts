@@ -14,10 +14,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { REPO_ROOT } from '../../src/config.js';
+import { REPO_ROOT } from '../../src/config/config.js';
 import { parseSweepMapping } from '../../src/cli/spec-files/load-sweep.js';
-import { ManifestSchema } from '../../src/domain/manifest.js';
-import { runCheckpointDir } from '../../src/domain/paths.js';
+import { ManifestSchema } from '../../src/domain/run/manifest.js';
+import { runCheckpointDir } from '../../src/domain/spec/paths.js';
 import type { sweep } from '../../src/workflows/sweep.js';
 import { completedCheckpointHashes } from '../helpers/fault-harness.js';
 import { rayProcesses } from '../helpers/processes.js';
@@ -36,11 +36,11 @@ let connection: Connection;
 let client: Client;
 const workers: { child: ChildProcess; identity: string; log: string }[] = [];
 
-/** `src/worker.ts` as its own OS process, as the CLI and the image run it; resolves once it polls. */
+/** `src/worker/worker.ts` as its own OS process, as the CLI and the image run it; resolves once it polls. */
 async function startWorker(bundlePath: string, n: number) {
   const logPath = join(dir, `worker-${n}.log`);
   const log = await open(logPath, 'a');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker/worker.ts'], {
     cwd: REPO_ROOT,
     stdio: ['ignore', log.fd, log.fd],
     env: {

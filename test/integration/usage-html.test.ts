@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { CommandSchemas, parseCommand } from '../../src/cli/options.js';
 import { renderUsage } from '../../src/cli/usage.js';
-import { runUsageOfManifest, runUsageWhileRunning } from '../../src/domain/usage.js';
+import { runUsageOfManifest, runUsageWhileRunning } from '../../src/domain/usage/usage.js';
 import { drawnCharts, openOffline } from '../helpers/report-page.js';
 import { usageWorld } from '../helpers/usage-fixtures.js';
 

@@ -9,7 +9,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import puppeteer from 'puppeteer-core';
 import { freePorts } from '../../src/backends/local/ports.js';
-import { REPO_ROOT, loadConfig } from '../../src/config.js';
+import { REPO_ROOT, loadConfig } from '../../src/config/config.js';
 import { type ListFilters, listQuery } from '../../src/cli/list-query.js';
 import { listWorkflows } from '../../src/cli/list.js';
 import { collectUsage, usageQuery } from '../../src/cli/usage-sources.js';
@@ -19,7 +19,7 @@ import { progressSignal } from '../../src/workflows/shared-definitions.js';
 import { SearchAttributes as K } from '../../src/workflows/search-attributes.js';
 import { fakeActivities, heartbeatUntilCancelled } from '../helpers/fake-activities.js';
 import { testInput, testSpec } from '../helpers/specs.js';
-import type { SweepSpec } from '../../src/domain/sweep.js';
+import type { SweepSpec } from '../../src/domain/sweep/sweep.js';
 import { seedSweep, sweepInput } from '../helpers/sweeps.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
 
@@ -243,7 +243,7 @@ describe('search attributes, summary, details, list and the Temporal UI (real de
     ]);
 
     // The command itself, as a user runs it.
-    const cli = await run('npx', ['tsx', 'src/cli.ts', 'list', '--sweep', sweepId, '--kind', 'sweep'], {
+    const cli = await run('npx', ['tsx', 'src/cli/main.ts', 'list', '--sweep', sweepId, '--kind', 'sweep'], {
       cwd: REPO_ROOT,
       env: { ...process.env, TEMPORAL_ADDRESS: address },
     });
@@ -286,7 +286,7 @@ describe('search attributes, summary, details, list and the Temporal UI (real de
     assert.deepEqual([attrs.get(K.owner), attrs.get(K.team)], ['bob', 'team-b']);
 
     // The command as a user runs it: only ana's run.
-    const cli = await run('npx', ['tsx', 'src/cli.ts', 'list', '--owner', 'ana', '--team', 'team-a'], {
+    const cli = await run('npx', ['tsx', 'src/cli/main.ts', 'list', '--owner', 'ana', '--team', 'team-a'], {
       cwd: REPO_ROOT,
       env: { ...process.env, TEMPORAL_ADDRESS: address },
     });

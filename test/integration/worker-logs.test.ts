@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { REPO_ROOT } from '../../src/config.js';
+import { REPO_ROOT } from '../../src/config/config.js';
 import type { campaign } from '../../src/workflows/campaign.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import { testInput, testSpec } from '../helpers/specs.js';
@@ -64,10 +64,10 @@ async function waitForLine(what: string, match: (l: LogLine) => boolean, seconds
   throw new Error(`no log line for ${what} within ${seconds} s:\n${output}`);
 }
 
-describe('worker logs (src/worker.ts as a process, real dev server, real activities)', () => {
+describe('worker logs (src/worker/worker.ts as a process, real dev server, real activities)', () => {
   it('are JSON lines; workflow lines carry the workflow id, stage and attempt', async () => {
     const taskQueue = uniqueId('worker-logs');
-    worker = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    worker = spawn(process.execPath, ['--import', 'tsx', 'src/worker/worker.ts'], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {

@@ -1,4 +1,4 @@
-import type { TeamBudget } from '../../src/domain/budgets.js';
+import type { TeamBudget } from '../../src/domain/budget/budgets.js';
 import type { TeamBudgetInput } from '../../src/workflows/team-budget.js';
 import {
   reportUpdate,

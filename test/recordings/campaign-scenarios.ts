@@ -1,5 +1,5 @@
-import type { CampaignInput, CampaignProgress } from '../../src/domain/campaign.js';
-import { ErrorTypes } from '../../src/domain/error-types.js';
+import type { CampaignInput, CampaignProgress } from '../../src/domain/campaign/campaign.js';
+import { ErrorTypes } from '../../src/domain/failures/error-types.js';
 import { extendUpdate, pauseUpdate, resumeUpdate } from '../../src/workflows/campaign-definitions.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
 import { fakeCampaignWorld } from '../helpers/fake-campaign-world.js';

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { ErrorTypes } from '../../src/domain/error-types.js';
+import { ErrorTypes } from '../../src/domain/failures/error-types.js';
 import { fakeActivities, heartbeatUntilCancelled } from '../helpers/fake-activities.js';
 import { type Scenario, until } from '../helpers/history-recorder.js';
 import { kuberaySpec } from '../helpers/kuberay-specs.js';

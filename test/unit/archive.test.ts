@@ -3,9 +3,9 @@ import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createArchive } from '../../src/activities/archive.js';
-import { hashCheckpoint } from '../../src/activities/checkpoints.js';
-import type { ManifestDraft } from '../../src/domain/manifest.js';
+import { createArchive } from '../../src/activities/archive/archive.js';
+import { hashCheckpoint } from '../../src/activities/checkpoints/checkpoints.js';
+import type { ManifestDraft } from '../../src/domain/run/manifest.js';
 import { inActivityContext } from '../helpers/activity-context.js';
 import { succeededDraft, testSpec } from '../helpers/specs.js';
 

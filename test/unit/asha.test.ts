@@ -8,10 +8,10 @@ import {
   onIntermediateResult,
   promotableChild,
   schedulerStop,
-} from '../../src/domain/asha.js';
-import { SweepSpecSchema } from '../../src/domain/sweep.js';
-import { emptyTrainLogState, feedTrainLog } from '../../src/activities/train-log.js';
-import { validationReporter } from '../../src/activities/validation-reports.js';
+} from '../../src/domain/sweep/asha.js';
+import { SweepSpecSchema } from '../../src/domain/sweep/sweep.js';
+import { emptyTrainLogState, feedTrainLog } from '../../src/activities/train/train-log.js';
+import { validationReporter } from '../../src/activities/train/validation-reports.js';
 import { testSpec } from '../helpers/specs.js';
 
 const asha = (extra: Partial<Record<string, unknown>> = {}): Scheduler =>

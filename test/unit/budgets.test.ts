@@ -7,14 +7,14 @@ import {
   reserve,
   setBudget,
   settle,
-} from '../../src/domain/budget-ledger.js';
+} from '../../src/domain/budget/budget-ledger.js';
 import {
   type TeamBudget,
   estimateGpuHours,
   fits,
   parseBudgets,
   periodStart,
-} from '../../src/domain/budgets.js';
+} from '../../src/domain/budget/budgets.js';
 
 const T0 = '2026-12-09T10:00:00.000Z'; // a Wednesday
 const queue: TeamBudget = { gpuHours: 10, period: 'week', policy: 'queue' };

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { AttemptRecord, CampaignInput } from '../../src/domain/campaign.js';
-import { CampaignManifestSchema } from '../../src/domain/campaign.js';
-import { ErrorTypes } from '../../src/domain/error-types.js';
+import type { AttemptRecord, CampaignInput } from '../../src/domain/campaign/campaign.js';
+import { CampaignManifestSchema } from '../../src/domain/campaign/campaign.js';
+import { ErrorTypes } from '../../src/domain/failures/error-types.js';
 import {
   attemptRecord,
   budgetFailure,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseCampaignSpec } from '../../src/cli/spec-files/load-campaign.js';
-import { SpecError } from '../../src/domain/spec-error.js';
+import { SpecError } from '../../src/domain/spec/spec-error.js';
 import { validSpecYaml } from '../helpers/specs.js';
 
 describe('campaign spec', () => {

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createPreflight } from '../../src/activities/preflight.js';
-import { checkpointSpaceWarning, expectedSaves } from '../../src/domain/checkpoint-space.js';
+import { createPreflight } from '../../src/activities/preflight/preflight.js';
+import { checkpointSpaceWarning, expectedSaves } from '../../src/domain/checkpoints/checkpoint-space.js';
 import { fakeBackend, FakeRayHead, readyCluster } from '../helpers/fake-ray-head.js';
 import { testSpec } from '../helpers/specs.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { describe, it } from 'node:test';
 import { join } from 'node:path';
 import { logSources } from '../../src/cli/logs.js';
-import { runArchiveDir, trainLogPath } from '../../src/domain/paths.js';
+import { runArchiveDir, trainLogPath } from '../../src/domain/spec/paths.js';
 import { testSpec } from '../helpers/specs.js';
 
 describe('logs: which log copies, in which order', () => {

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { REPO_ROOT } from '../../src/config.js';
+import { REPO_ROOT } from '../../src/config/config.js';
 import { validSpecYaml } from '../helpers/specs.js';
 import { cli, closedPort } from '../helpers/cli-process.js';
 

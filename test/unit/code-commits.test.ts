@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createVerify } from '../../src/activities/verify.js';
+import { createVerify } from '../../src/activities/verify/verify.js';
 import { CODE_LABELS, imageCode } from '../../src/registry/code-labels.js';
-import { codeCommits } from '../../src/domain/code-commits.js';
+import { codeCommits } from '../../src/domain/code/code-commits.js';
 import { fakeBackend, FakeRayHead, readyCluster } from '../helpers/fake-ray-head.js';
 import { kuberaySpec, TEST_IMAGE } from '../helpers/kuberay-specs.js';
 import { testInput } from '../helpers/specs.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { excludeMatcher, treeSizeIssue } from '../../src/domain/code-tree.js';
+import { excludeMatcher, treeSizeIssue } from '../../src/domain/code/code-tree.js';
 
 describe('code.exclude patterns (a .gitignore subset)', () => {
   const cases: [string, string, boolean][] = [

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { allReduceArgv, shellQuote, trainArgv } from '../../src/domain/entrypoint.js';
-import { clusterName, submissionId } from '../../src/domain/naming.js';
+import { allReduceArgv, shellQuote, trainArgv } from '../../src/domain/ragen/entrypoint.js';
+import { clusterName, submissionId } from '../../src/domain/spec/naming.js';
 import { testSpec } from '../helpers/specs.js';
 
 describe('entrypoint argv', () => {

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { trainArgv } from '../../src/domain/entrypoint.js';
+import { trainArgv } from '../../src/domain/ragen/entrypoint.js';
 import {
   environmentProbeArgv,
   environmentOfFailureDetails,
   splitProbeResults,
-} from '../../src/domain/environment-probe.js';
-import type { ExperimentSpec } from '../../src/domain/experiment.js';
-import { SpecError } from '../../src/domain/spec-error.js';
-import { IMAGE_REQUIRES, resolvedImageContract, trainerKind } from '../../src/domain/image-contract.js';
-import { modelDirectory, modelJobEnv } from '../../src/domain/model.js';
+} from '../../src/domain/join/environment-probe.js';
+import type { ExperimentSpec } from '../../src/domain/spec/experiment.js';
+import { SpecError } from '../../src/domain/spec/spec-error.js';
+import { IMAGE_REQUIRES, resolvedImageContract, trainerKind } from '../../src/domain/join/image-contract.js';
+import { modelDirectory, modelJobEnv } from '../../src/domain/model/model.js';
 import { kuberaySpecYaml } from '../helpers/kuberay-specs.js';
 import { testSpec, validSpecYaml } from '../helpers/specs.js';
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildRayCluster } from '../../src/backends/kuberay/raycluster.js';
-import { trainArgv } from '../../src/domain/entrypoint.js';
+import { trainArgv } from '../../src/domain/ragen/entrypoint.js';
 import { loadExperimentSpec } from '../../src/cli/spec-files/load.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */

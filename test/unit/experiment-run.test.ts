@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ManifestSchema } from '../../src/domain/manifest.js';
+import { ManifestSchema } from '../../src/domain/run/manifest.js';
 import {
   buildManifestDraft,
   experimentResult,

@@ -7,10 +7,10 @@ import {
   ChildWorkflowFailure,
   RetryState,
 } from '@temporalio/common';
-import { mapFailuresAtBoundary, permanent, toTemporalFailure } from '../../src/activities/failures.js';
+import { mapFailuresAtBoundary, permanent, toTemporalFailure } from '../../src/activities/common/failures.js';
 import { createActivities } from '../../src/activities/index.js';
 import { DomainError, transient } from '../../src/errors/domain-error.js';
-import { ErrorTypes, TransientErrorTypes } from '../../src/domain/error-types.js';
+import { ErrorTypes, TransientErrorTypes } from '../../src/domain/failures/error-types.js';
 import { unwrapFailure } from '../../src/workflows/failure-info.js';
 import { testSpec } from '../helpers/specs.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { gpuUsageOfStages, sumGpuUsage } from '../../src/domain/gpu-usage.js';
-import { ManifestSchema } from '../../src/domain/manifest.js';
-import type { StageRecord } from '../../src/domain/results.js';
+import { gpuUsageOfStages, sumGpuUsage } from '../../src/domain/usage/gpu-usage.js';
+import { ManifestSchema } from '../../src/domain/run/manifest.js';
+import type { StageRecord } from '../../src/domain/run/results.js';
 
 const t = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
 const rec = (stage: StageRecord['stage'], attempt: number, from: number, to?: number): StageRecord => ({

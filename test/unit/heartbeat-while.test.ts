@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { heartbeatWhile } from '../../src/activities/heartbeat-loop.js';
-import { createSubmitCluster } from '../../src/activities/submit.js';
-import { createTeardown } from '../../src/activities/teardown.js';
+import { heartbeatWhile } from '../../src/activities/common/heartbeat-loop.js';
+import { createSubmitCluster } from '../../src/activities/cluster/submit.js';
+import { createTeardown } from '../../src/activities/cluster/teardown.js';
 import type { ComputeBackend } from '../../src/backends/backend.js';
-import type { ClusterHandle } from '../../src/domain/cluster.js';
+import type { ClusterHandle } from '../../src/domain/cluster/cluster.js';
 import { inActivityContext } from '../helpers/activity-context.js';
 import { testSpec } from '../helpers/specs.js';
 import { fakeBackend, readyCluster } from '../helpers/fake-ray-head.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { classifyJobFailure, diskFullLine } from '../../src/domain/job-exit.js';
+import { classifyJobFailure, diskFullLine } from '../../src/domain/failures/job-exit.js';
 
 describe('job failure types from exit code and log', () => {
   it("maps the payload's documented exit codes", () => {

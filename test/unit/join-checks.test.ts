@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { allReduceArgv } from '../../src/domain/entrypoint.js';
-import { environmentProbeArgv } from '../../src/domain/environment-probe.js';
-import { joinChecksArgv } from '../../src/domain/join-checks.js';
+import { allReduceArgv } from '../../src/domain/ragen/entrypoint.js';
+import { environmentProbeArgv } from '../../src/domain/join/environment-probe.js';
+import { joinChecksArgv } from '../../src/domain/join/join-checks.js';
 import { testSpec } from '../helpers/specs.js';
 
 describe('the checks after join as one Ray job', () => {

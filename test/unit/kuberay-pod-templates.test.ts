@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildRayCluster } from '../../src/backends/kuberay/raycluster.js';
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
-import { parseQuantity } from '../../src/domain/quantity.js';
-import { SpecError } from '../../src/domain/spec-error.js';
+import { parseQuantity } from '../../src/domain/cluster/quantity.js';
+import { SpecError } from '../../src/domain/spec/spec-error.js';
 import { kuberaySpecYaml, TEST_IMAGE } from '../helpers/kuberay-specs.js';
 import { validSpecYaml } from '../helpers/specs.js';
 

@@ -13,7 +13,7 @@ import {
 } from '../../src/backends/kuberay/labels.js';
 import { buildRayCluster, type RayClusterObject } from '../../src/backends/kuberay/raycluster.js';
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
-import { SpecError } from '../../src/domain/spec-error.js';
+import { SpecError } from '../../src/domain/spec/spec-error.js';
 import { kuberaySpec, kuberaySpecYaml, TEST_IMAGE } from '../helpers/kuberay-specs.js';
 
 const owner = {

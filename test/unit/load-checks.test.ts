@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
-import { trainArgv } from '../../src/domain/entrypoint.js';
-import { resumeLossWarning } from '../../src/domain/resume-loss.js';
-import { SpecError } from '../../src/domain/spec-error.js';
+import { trainArgv } from '../../src/domain/ragen/entrypoint.js';
+import { resumeLossWarning } from '../../src/domain/checkpoints/resume-loss.js';
+import { SpecError } from '../../src/domain/spec/spec-error.js';
 import { cli, closedPort } from '../helpers/cli-process.js';
 import { validSpecYaml } from '../helpers/specs.js';
 

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { addPoint, emptySeries, metricMode, updateSummary } from '../../src/domain/metrics-downsample.js';
-import { MetricsSeriesSchema } from '../../src/domain/metrics-series.js';
+import {
+  addPoint,
+  emptySeries,
+  metricMode,
+  updateSummary,
+} from '../../src/domain/train/metrics-downsample.js';
+import { MetricsSeriesSchema } from '../../src/domain/train/metrics-series.js';
 
 describe('bounded metrics series', () => {
   it('keeps the first and last step, at most maxPoints, on a doubling stride', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { startMetricsServer } from '../../src/metrics/metrics-server.js';
 import { createProductMetrics } from '../../src/metrics/product-metrics.js';
 import { observeActivityEnd } from '../../src/metrics/run-end-observer.js';

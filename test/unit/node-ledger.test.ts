@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { linkFindings } from '../../src/activities/link-suspects.js';
+import { linkFindings } from '../../src/activities/node-health/link-suspects.js';
 import { NodeLedgerFile } from '../../src/backends/local/node-ledger-file.js';
 import { assignSlots, standinSlowSlots } from '../../src/backends/local/slots.js';
 import { AVOIDED_NODES_ANNOTATION, buildRayCluster } from '../../src/backends/kuberay/raycluster.js';
@@ -14,7 +14,7 @@ import {
   liveSuspects,
   parseLedger,
   recordFindings,
-} from '../../src/domain/node-ledger.js';
+} from '../../src/domain/node-health/node-ledger.js';
 import { kuberaySpecYaml } from '../helpers/kuberay-specs.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PART_BYTES, partBytesFor } from '../../src/activities/object-store-upload.js';
+import { PART_BYTES, partBytesFor } from '../../src/activities/object-store/object-store-upload.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;

@@ -9,7 +9,7 @@ import {
   runCheckpointDir,
   sweepManifestPaths,
   validationResultsPath,
-} from '../../src/domain/paths.js';
+} from '../../src/domain/spec/paths.js';
 
 describe('storage paths (one module)', () => {
   const storage = { checkpointDir: '/data/ckpt', archiveDir: '/data/archive/' };

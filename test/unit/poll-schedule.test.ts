@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { pollDelays } from '../../src/activities/poll-schedule.js';
+import { pollDelays } from '../../src/activities/common/poll-schedule.js';
 
 describe('pollDelays', () => {
   it('polls every 250 ms for the first 10 s, then backs off to the configured interval', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { probeReportedFailure } from '../../src/activities/allreduce.js';
-import { probeImportFailure } from '../../src/activities/probe-import.js';
+import { probeReportedFailure } from '../../src/activities/join/allreduce.js';
+import { probeImportFailure } from '../../src/activities/join/probe-import.js';
 
 /**
  * Found by bench/soak.ts (seed 113): a worker node died during the all-reduce probe and the

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CHECKPOINT_REPORT_INTERVAL_MS, ProgressCadence } from '../../src/activities/progress-cadence.js';
+import {
+  CHECKPOINT_REPORT_INTERVAL_MS,
+  ProgressCadence,
+} from '../../src/activities/train/progress-cadence.js';
 import { withTrainHeartbeat } from '../../src/cli/live-status.js';
 
 const MIN = 60_000;

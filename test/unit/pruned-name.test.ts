@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ExperimentResultSchema } from '../../src/domain/experiment-input.js';
-import { ManifestSchema } from '../../src/domain/manifest.js';
-import { withPrunedName } from '../../src/domain/pruned-name.js';
-import { ChildOutcomeSchema } from '../../src/domain/sweep.js';
+import { ExperimentResultSchema } from '../../src/domain/run/experiment-input.js';
+import { ManifestSchema } from '../../src/domain/run/manifest.js';
+import { withPrunedName } from '../../src/domain/run/pruned-name.js';
+import { ChildOutcomeSchema } from '../../src/domain/sweep/sweep.js';
 
 describe('withPrunedName: 1.0 data read with the name pruned', () => {
   it('renames the outcome and the reason of a run a scheduler stopped', () => {

@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
-import { probeImportFailure } from '../../src/activities/probe-import.js';
+import { probeImportFailure } from '../../src/activities/join/probe-import.js';
 import { buildPyModulesPackage } from '../../src/backends/ray/py-modules.js';
 import { storedZip } from '../../src/backends/ray/stored-zip.js';
-import { REPO_ROOT, loadConfig } from '../../src/config.js';
+import { REPO_ROOT, loadConfig } from '../../src/config/config.js';
 
 const run = promisify(execFile);
 

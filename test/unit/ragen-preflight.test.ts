@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
-import type { ExperimentSpec } from '../../src/domain/experiment.js';
-import { isAmbiguousValue, overrideValue, overridesOf } from '../../src/domain/hydra-overrides.js';
+import type { ExperimentSpec } from '../../src/domain/spec/experiment.js';
+import { isAmbiguousValue, overrideValue, overridesOf } from '../../src/domain/ragen/hydra-overrides.js';
 import {
   type RagenRule,
   ragenModelPathIssue,
   ragenPreflightIssues,
-} from '../../src/domain/ragen-preflight.js';
-import { RAGEN_20DAEDC, RAGEN_5EB79B8, ragenRevisionOf } from '../../src/domain/ragen-revisions.js';
-import { SpecError } from '../../src/domain/spec-error.js';
+} from '../../src/domain/ragen/ragen-preflight.js';
+import { RAGEN_20DAEDC, RAGEN_5EB79B8, ragenRevisionOf } from '../../src/domain/ragen/ragen-revisions.js';
+import { SpecError } from '../../src/domain/spec/spec-error.js';
 import { validSpecYaml } from '../helpers/specs.js';
 
 type Trainer = ExperimentSpec['trainer'];

@@ -3,8 +3,8 @@ import { describe, it } from 'node:test';
 import { headUsesTokenAuth } from '../../src/backends/kuberay/auth-secret.js';
 import { buildRayCluster } from '../../src/backends/kuberay/raycluster.js';
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
-import { rayOlderThan } from '../../src/domain/ray-auth.js';
-import { SpecError } from '../../src/domain/spec-error.js';
+import { rayOlderThan } from '../../src/domain/cluster/ray-auth.js';
+import { SpecError } from '../../src/domain/spec/spec-error.js';
 import { kuberaySpecYaml } from '../helpers/kuberay-specs.js';
 import { validSpecYaml } from '../helpers/specs.js';
 

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { basicCredentialsFor, dockerConfigPath, parseChallenge } from '../../src/registry/auth.js';
 import { imageRayVersion } from '../../src/registry/ray-version.js';
 import { locateImage } from '../../src/registry/reference.js';
-import { ImageRefSchema, parseImageRef } from '../../src/domain/image.js';
+import { ImageRefSchema, parseImageRef } from '../../src/domain/spec/image.js';
 
 const D = `sha256:${'a'.repeat(64)}`;
 const where = (image: string) => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { RetainSchema, retentionPlan } from '../../src/domain/retention.js';
+import { RetainSchema, retentionPlan } from '../../src/domain/checkpoints/retention.js';
 
 const ckpts = (...steps: number[]) =>
   steps.map((step) => ({ step, path: `/c/global_step_${step}`, sha256: `h${step}` }));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadExperimentSpec, parseExperimentSpec } from '../../src/cli/spec-files/load.js';
-import { SpecError } from '../../src/domain/spec-error.js';
+import { SpecError } from '../../src/domain/spec/spec-error.js';
 import { kuberaySpecYaml } from '../helpers/kuberay-specs.js';
 import { validSpecYaml } from '../helpers/specs.js';
 

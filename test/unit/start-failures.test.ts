@@ -11,7 +11,7 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/common';
 import { classifyStartFailure, startFailureMessage, startOrExplain } from '../../src/cli/start-failures.js';
-import { UserError } from '../../src/user-errors.js';
+import { UserError } from '../../src/config/user-errors.js';
 import { searchAttributeDefinitions } from '../../src/workflows/search-attributes.js';
 import { cli } from '../helpers/cli-process.js';
 import { refusingTemporalStandin } from '../helpers/refusing-temporal-standin.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { deniedAccessFix, judgeStorageProbe, storageProbeArgv } from '../../src/domain/storage-probe.js';
+import { deniedAccessFix, judgeStorageProbe, storageProbeArgv } from '../../src/domain/join/storage-probe.js';
 
 const nonce = 'n'.repeat(32);
 const dir = '/mnt/ragen/archive/x/wf/storage-probe-c';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SchedulerSchema, emptySchedulerState } from '../../src/domain/asha.js';
-import type { ExperimentResult } from '../../src/domain/experiment-input.js';
-import type { ChildOutcome } from '../../src/domain/sweep.js';
+import { SchedulerSchema, emptySchedulerState } from '../../src/domain/sweep/asha.js';
+import type { ExperimentResult } from '../../src/domain/run/experiment-input.js';
+import type { ChildOutcome } from '../../src/domain/sweep/sweep.js';
 import {
   childExperimentInput,
   childSummary,
@@ -12,7 +12,7 @@ import {
   promotedWorkflowId,
   refusedChild,
   withPromotion,
-} from '../../src/domain/sweep-children.js';
+} from '../../src/domain/sweep/sweep-children.js';
 import { testInput, testSpec } from '../helpers/specs.js';
 
 const result = (r: Partial<ExperimentResult> = {}): ExperimentResult => ({

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type SweepEnding, type SweepTally, sweepEnding } from '../../src/domain/sweep-ending.js';
+import { type SweepEnding, type SweepTally, sweepEnding } from '../../src/domain/sweep/sweep-ending.js';
 
 const tally = (t: Partial<SweepTally>): SweepTally => ({
   cancelled: false,

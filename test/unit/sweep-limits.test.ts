@@ -8,7 +8,7 @@ import {
   failureBudgetExhausted,
   limitsInForce,
   sweepLimitsRefusal,
-} from '../../src/domain/sweep-limits.js';
+} from '../../src/domain/sweep/sweep-limits.js';
 
 describe('sweep limits (the setLimits Update validator, pure)', () => {
   const running = { done: false, failed: 2 };

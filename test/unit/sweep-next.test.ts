@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SchedulerSchema, emptySchedulerState } from '../../src/domain/asha.js';
-import type { ChildOutcome } from '../../src/domain/sweep.js';
+import { SchedulerSchema, emptySchedulerState } from '../../src/domain/sweep/asha.js';
+import type { ChildOutcome } from '../../src/domain/sweep/sweep.js';
 import {
   type SweepMove,
   type SweepSlots,
@@ -10,7 +10,7 @@ import {
   nextWhileStarting,
   promotionCandidate,
   stoppedChildren,
-} from '../../src/domain/sweep-next.js';
+} from '../../src/domain/sweep/sweep-next.js';
 
 /** 10 configurations, 3 started, 1 of 2 slots used, no failure, no budget. */
 const base: SweepSlots = { next: 3, total: 10, running: 1, concurrency: 2, failed: 0 };

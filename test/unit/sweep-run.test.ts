@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ChildOutcome, SweepCarry } from '../../src/domain/sweep.js';
-import { sweepEnding } from '../../src/domain/sweep-ending.js';
+import type { ChildOutcome, SweepCarry } from '../../src/domain/sweep/sweep.js';
+import { sweepEnding } from '../../src/domain/sweep/sweep-ending.js';
 import {
   budgetExhausted,
   buildSweepManifest,
@@ -11,7 +11,7 @@ import {
   sweepResult,
   sweepStatusOf,
 } from '../../src/workflows/sweep-run.js';
-import { SweepInputSchema } from '../../src/domain/sweep.js';
+import { SweepInputSchema } from '../../src/domain/sweep/sweep.js';
 import { seedSweep, sweepInput } from '../helpers/sweeps.js';
 
 const ids = { workflowId: 'sw-1', runId: 'run-1', namespace: 'default', taskQueue: 'q' };

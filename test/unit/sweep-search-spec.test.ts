@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadSweepSpec, parseSweepSpec } from '../../src/cli/spec-files/load-sweep.js';
-import { SpecError } from '../../src/domain/spec-error.js';
-import { tellOf, tpeProbeSets } from '../../src/domain/sweep-search.js';
+import { SpecError } from '../../src/domain/spec/spec-error.js';
+import { tellOf, tpeProbeSets } from '../../src/domain/sweep/sweep-search.js';
 import { validSpecYaml } from '../helpers/specs.js';
 
 const indent = (text: string) =>

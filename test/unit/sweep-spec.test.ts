@@ -4,17 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { loadSweepSpec, parseSweepSpec } from '../../src/cli/spec-files/load-sweep.js';
-import { shortHash } from '../../src/domain/naming.js';
-import { SpecError } from '../../src/domain/spec-error.js';
+import { shortHash } from '../../src/domain/spec/naming.js';
+import { SpecError } from '../../src/domain/spec/spec-error.js';
 import {
   applyParams,
   canonicalParams,
   childWorkflowId,
   expandSweep,
   seededRandom,
-} from '../../src/domain/sweep-expand.js';
-import { rankChildren, sweepCsv } from '../../src/domain/sweep-results.js';
-import type { ChildOutcome } from '../../src/domain/sweep.js';
+} from '../../src/domain/sweep/sweep-expand.js';
+import { rankChildren, sweepCsv } from '../../src/domain/sweep/sweep-results.js';
+import type { ChildOutcome } from '../../src/domain/sweep/sweep.js';
 import { testSpec, validSpecYaml } from '../helpers/specs.js';
 
 const indent = (text: string) =>

@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { TemporalSettingsError, temporalConnectionSettings } from '../../src/temporal-connection.js';
+import { TemporalSettingsError, temporalConnectionSettings } from '../../src/temporal/temporal-connection.js';
 
 describe('Temporal connection settings (the temporal CLI’s profile file and TEMPORAL_* variables)', () => {
   it('defaults to the local dev server', () => {

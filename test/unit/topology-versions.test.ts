@@ -9,7 +9,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { REPO_ROOT } from '../../src/config.js';
+import { REPO_ROOT } from '../../src/config/config.js';
 import { searchAttributeDefinitions } from '../../src/workflows/search-attributes.js';
 import { TEMPORAL_VERSIONS_FILE, temporalServerVersions } from '../helpers/temporal-versions.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
-import { SpecError } from '../../src/domain/spec-error.js';
+import { SpecError } from '../../src/domain/spec/spec-error.js';
 import { MLFLOW_LIMITS } from '../../src/tracking/mlflow/client.js';
 import { batches, flattenParams, runStatusOf } from '../../src/tracking/mlflow/records.js';
 import { validSpecYaml } from '../helpers/specs.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { trainArgv } from '../../src/domain/entrypoint.js';
-import { ExperimentSpecSchema, type ExperimentSpec } from '../../src/domain/experiment.js';
-import { overridesOf } from '../../src/domain/hydra-overrides.js';
+import { trainArgv } from '../../src/domain/ragen/entrypoint.js';
+import { ExperimentSpecSchema, type ExperimentSpec } from '../../src/domain/spec/experiment.js';
+import { overridesOf } from '../../src/domain/ragen/hydra-overrides.js';
 import { kuberaySpec } from '../helpers/kuberay-specs.js';
 import { testSpec } from '../helpers/specs.js';
 

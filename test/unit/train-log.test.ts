@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseStepLine, summarizeTrainLog } from '../../src/activities/train-log.js';
+import { parseStepLine, summarizeTrainLog } from '../../src/activities/train/train-log.js';
 
 describe('verl console line parser', () => {
   it('reads step and metrics, with a Ray log prefix and numpy 2 values', () => {
@@ -81,7 +81,7 @@ describe('verl console line parser', () => {
 describe('incremental train log parsing', () => {
   it('gives the same state fed in pieces as fed at once, and keeps failure evidence from anywhere', async () => {
     const { emptyTrainLogState, feedTrainLog, failureText } =
-      await import('../../src/activities/train-log.js');
+      await import('../../src/activities/train/train-log.js');
     const lines = [
       'step:0 - val-env/CoordSokoban/success:0.1',
       "OSError: [Errno 28] No space left on device: '/ckpt/x'",

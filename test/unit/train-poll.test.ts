@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { emptyTrainLogState, failureText, feedTrainLog } from '../../src/activities/train-log.js';
-import type { ErrorType } from '../../src/domain/error-types.js';
-import type { TrainHeartbeat } from '../../src/domain/progress.js';
+import { emptyTrainLogState, failureText, feedTrainLog } from '../../src/activities/train/train-log.js';
+import type { ErrorType } from '../../src/domain/failures/error-types.js';
+import type { TrainHeartbeat } from '../../src/domain/run/progress.js';
 import {
   type ClusterSeen,
   type TrainFailure,
@@ -14,7 +14,7 @@ import {
   judgeSilentHead,
   judgeTrainPoll,
   trainProgress,
-} from '../../src/domain/train-poll.js';
+} from '../../src/domain/train/train-poll.js';
 
 const NOW = 1_700_000_000_000;
 const S = 1000;

@@ -6,7 +6,7 @@ import {
   bucketStart,
   runUsageOfManifest,
   runUsageWhileRunning,
-} from '../../src/domain/usage.js';
+} from '../../src/domain/usage/usage.js';
 import { run, usageWorld as world } from '../helpers/usage-fixtures.js';
 
 const WINDOW = { since: '2026-11-30T00:00:00Z', until: '2026-12-10T00:00:00Z' };

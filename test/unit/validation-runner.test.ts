@@ -2,16 +2,16 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
-import { readTrainerValidation, validationTagsIn } from '../../src/activities/validation-log.js';
-import { loadConfig } from '../../src/config.js';
+import { readTrainerValidation, validationTagsIn } from '../../src/activities/validate/validation-log.js';
+import { loadConfig } from '../../src/config/config.js';
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
-import { SpecError } from '../../src/domain/spec-error.js';
-import { trainingSeeds, validationSeeds } from '../../src/domain/seed-ranges.js';
-import { overridesOf } from '../../src/domain/hydra-overrides.js';
-import { trainerValidationArgv } from '../../src/domain/validation-argv.js';
-import { validationRunnerOf } from '../../src/domain/validation-runner.js';
+import { SpecError } from '../../src/domain/spec/spec-error.js';
+import { trainingSeeds, validationSeeds } from '../../src/domain/validate/seed-ranges.js';
+import { overridesOf } from '../../src/domain/ragen/hydra-overrides.js';
+import { trainerValidationArgv } from '../../src/domain/validate/validation-argv.js';
+import { validationRunnerOf } from '../../src/domain/validate/validation-runner.js';
 import { validSpecYaml } from '../helpers/specs.js';
-import { defaultEntrypoint } from '../../src/domain/entrypoint.js';
+import { defaultEntrypoint } from '../../src/domain/ragen/entrypoint.js';
 
 const run = promisify(execFile);
 

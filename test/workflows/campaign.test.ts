@@ -10,9 +10,9 @@ import type {
   CampaignInput,
   CampaignProgress,
   CampaignResult,
-} from '../../src/domain/campaign.js';
-import { ErrorTypes } from '../../src/domain/error-types.js';
-import type { WorkflowStatus } from '../../src/domain/workflow-status.js';
+} from '../../src/domain/campaign/campaign.js';
+import { ErrorTypes } from '../../src/domain/failures/error-types.js';
+import type { WorkflowStatus } from '../../src/domain/run/workflow-status.js';
 import type { campaign } from '../../src/workflows/campaign.js';
 import { extendUpdate, pauseUpdate, resumeUpdate } from '../../src/workflows/campaign-definitions.js';
 import { fakeActivities } from '../helpers/fake-activities.js';

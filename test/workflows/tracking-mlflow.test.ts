@@ -6,20 +6,24 @@ import { after, before, describe, it } from 'node:test';
 import { Context } from '@temporalio/activity';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { createArchive } from '../../src/activities/archive.js';
+import { createArchive } from '../../src/activities/archive/archive.js';
 import type { Activities } from '../../src/activities/index.js';
-import { createArchiveSweep } from '../../src/activities/sweep-archive.js';
+import { createArchiveSweep } from '../../src/activities/sweep/sweep-archive.js';
 import {
   createTrackMlflowParent,
   createTrackMlflowRun,
   trackingRecordPath,
-} from '../../src/activities/track-mlflow.js';
-import { mapFailuresAtBoundary } from '../../src/activities/failures.js';
-import { stepOfCheckpointPath, type CampaignInput, type CampaignResult } from '../../src/domain/campaign.js';
-import type { ExperimentResult } from '../../src/domain/experiment-input.js';
-import type { MetricsSeries } from '../../src/domain/metrics-series.js';
-import { metricsSeriesPath, runArchiveDir } from '../../src/domain/paths.js';
-import type { SweepResult } from '../../src/domain/sweep.js';
+} from '../../src/activities/tracking/track-mlflow.js';
+import { mapFailuresAtBoundary } from '../../src/activities/common/failures.js';
+import {
+  stepOfCheckpointPath,
+  type CampaignInput,
+  type CampaignResult,
+} from '../../src/domain/campaign/campaign.js';
+import type { ExperimentResult } from '../../src/domain/run/experiment-input.js';
+import type { MetricsSeries } from '../../src/domain/train/metrics-series.js';
+import { metricsSeriesPath, runArchiveDir } from '../../src/domain/spec/paths.js';
+import type { SweepResult } from '../../src/domain/sweep/sweep.js';
 import { MlflowClient, type MlflowRun } from '../../src/tracking/mlflow/client.js';
 import { TAGS } from '../../src/tracking/mlflow/records.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
@@ -38,7 +42,7 @@ after(async () => {
   await Promise.all([env?.teardown(), mlflow?.stop()]);
 });
 
-/** What the train activity leaves next to the manifest (src/domain/metrics-series.ts): steps from..to. */
+/** What the train activity leaves next to the manifest (src/domain/train/metrics-series.ts): steps from..to. */
 async function writeSeries(runDir: string, from: number, to: number): Promise<void> {
   const points = [];
   for (let step = from; step <= to; step++)

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ClusterOwner } from '../../domain/cluster.js';
+import type { ClusterOwner } from '../../domain/cluster/cluster.js';
 import { ownerAnnotations, ownerLabels } from './labels.js';
 
 /**

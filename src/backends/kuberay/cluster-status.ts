@@ -1,4 +1,4 @@
-import { ErrorTypes } from '../../domain/error-types.js';
+import { ErrorTypes } from '../../domain/failures/error-types.js';
 import { KUEUE_QUEUE_LABEL, type RayClusterCondition, type RayClusterObject } from './raycluster.js';
 
 /** What the RayCluster object alone says; Ray's own view (nodes, GPUs) comes from the dashboard. */

@@ -16,7 +16,7 @@ import {
   RetriesExhausted,
   retryTransient,
 } from '../../errors/retry-transient.js';
-import { TransientErrorTypes } from '../../domain/error-types.js';
+import { TransientErrorTypes } from '../../domain/failures/error-types.js';
 import { type KubeAction, KubeStatusError, kubeFailure, statusOf } from './kube-errors.js';
 import type { PodLike } from './pod-failures.js';
 import type { EventLike } from './probe-failures.js';

@@ -1,5 +1,5 @@
 import { type DomainError, permanent, transient } from '../../errors/domain-error.js';
-import { ErrorTypes, TransientErrorTypes } from '../../domain/error-types.js';
+import { ErrorTypes, TransientErrorTypes } from '../../domain/failures/error-types.js';
 import { classifyExternalFailure, observedOf, verdictOfStatus } from '../../errors/external-failures.js';
 
 /** What a request was doing, for messages that name the missing verb, resource and field. */

@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ClusterHandle, ClusterStatus } from '../../domain/cluster.js';
+import type { ClusterHandle, ClusterStatus } from '../../domain/cluster/cluster.js';
 import type { RetryOptions } from '../../errors/retry-transient.js';
 import { isDomainError, permanent, transient } from '../../errors/domain-error.js';
-import { liveSuspects, type NodeLedgerStore } from '../../domain/node-ledger.js';
+import { liveSuspects, type NodeLedgerStore } from '../../domain/node-health/node-ledger.js';
 import { NodeLedgerConfigMap } from './node-ledger-configmap.js';
 import { syncSuspectLabels } from './node-labels.js';
-import { ErrorTypes, TransientErrorTypes } from '../../domain/error-types.js';
-import type { ExperimentSpec } from '../../domain/experiment.js';
+import { ErrorTypes, TransientErrorTypes } from '../../domain/failures/error-types.js';
+import type { ExperimentSpec } from '../../domain/spec/experiment.js';
 import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
 import { statusFromHead } from '../ray/head-status.js';
 import { dashboardFromStatus, interpretRayCluster } from './cluster-status.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type ClusterOwner, ClusterOwnerSchema } from '../../domain/cluster.js';
+import { type ClusterOwner, ClusterOwnerSchema } from '../../domain/cluster/cluster.js';
 
 /**
  * Ownership marks on every RayCluster the product creates. Label values are limited to 63

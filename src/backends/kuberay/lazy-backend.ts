@@ -1,7 +1,7 @@
-import type { ClusterHandle, ClusterStatus } from '../../domain/cluster.js';
-import type { ExperimentSpec } from '../../domain/experiment.js';
+import type { ClusterHandle, ClusterStatus } from '../../domain/cluster/cluster.js';
+import type { ExperimentSpec } from '../../domain/spec/experiment.js';
 import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
-import type { NodeLedgerStore } from '../../domain/node-ledger.js';
+import type { NodeLedgerStore } from '../../domain/node-health/node-ledger.js';
 import { configMapLedgerWhere } from './node-ledger-configmap.js';
 import type { KubeRayBackend, KubeRayBackendConfig } from './kuberay-backend.js';
 

@@ -1,4 +1,4 @@
-import type { NodeSuspect } from '../../domain/node-ledger.js';
+import type { NodeSuspect } from '../../domain/node-health/node-ledger.js';
 import type { KubeApi } from './kube-api.js';
 
 /**

@@ -3,7 +3,7 @@ import {
   type NodeLedgerStore,
   liveSuspects,
   parseLedger,
-} from '../../domain/node-ledger.js';
+} from '../../domain/node-health/node-ledger.js';
 import type { KubeApi } from './kube-api.js';
 import { KubeStatusError } from './kube-errors.js';
 import { LABELS, MANAGED_BY } from './labels.js';

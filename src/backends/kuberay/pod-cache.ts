@@ -1,4 +1,4 @@
-import { ErrorTypes } from '../../domain/error-types.js';
+import { ErrorTypes } from '../../domain/failures/error-types.js';
 import type { KubeApi } from './kube-api.js';
 import type { PodLike } from './pod-failures.js';
 

@@ -1,4 +1,4 @@
-import { ErrorTypes } from '../../domain/error-types.js';
+import { ErrorTypes } from '../../domain/failures/error-types.js';
 
 /** The parts of a Pod (as the kubelet writes its status) that say why a Ray pod cannot run. */
 export interface ContainerStatusLike {

@@ -1,4 +1,4 @@
-import type { KubeRaySettings, PodGroupSettings } from '../../domain/kuberay.js';
+import type { KubeRaySettings, PodGroupSettings } from '../../domain/cluster/kuberay.js';
 
 /**
  * Pure pieces of the head and worker Pod templates: what a real image needs besides the image

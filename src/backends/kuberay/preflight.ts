@@ -1,5 +1,5 @@
 import { isDomainError } from '../../errors/domain-error.js';
-import { type ExperimentSpec, workerGpus } from '../../domain/experiment.js';
+import { type ExperimentSpec, workerGpus } from '../../domain/spec/experiment.js';
 import type { PreflightCheck } from '../backend.js';
 import type { KubeApi } from './kube-api.js';
 import { KUBERAY_PERMISSIONS } from './permissions.js';

@@ -1,4 +1,4 @@
-import { ErrorTypes } from '../../domain/error-types.js';
+import { ErrorTypes } from '../../domain/failures/error-types.js';
 import type { PodFailure } from './pod-failures.js';
 
 /** The parts of a core/v1 Event the kubelet records when a probe fails (reason Unhealthy). */

@@ -1,6 +1,6 @@
-import type { ClusterOwner } from '../../domain/cluster.js';
-import type { ExperimentSpec } from '../../domain/experiment.js';
-import { workerGroupSettings } from '../../domain/kuberay.js';
+import type { ClusterOwner } from '../../domain/cluster/cluster.js';
+import type { ExperimentSpec } from '../../domain/spec/experiment.js';
+import { workerGroupSettings } from '../../domain/cluster/kuberay.js';
 import { accountLabels, ownerAnnotations, ownerLabels } from './labels.js';
 import { podSpec, rayContainer } from './pod-template.js';
 import { withRayAuthEnv } from './auth-secret.js';

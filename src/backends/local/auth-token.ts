@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ErrorTypes } from '../../domain/error-types.js';
+import { ErrorTypes } from '../../domain/failures/error-types.js';
 import { permanent } from '../../errors/domain-error.js';
 
 /**

@@ -4,7 +4,7 @@ import { POLLING_CALLER } from '../../errors/retry-transient.js';
 import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { transient } from '../../errors/domain-error.js';
-import { TransientErrorTypes } from '../../domain/error-types.js';
+import { TransientErrorTypes } from '../../domain/failures/error-types.js';
 import { RayDashboardClient } from '../ray/dashboard-client.js';
 import { freePorts } from './ports.js';
 import { localSlotName } from './slots.js';

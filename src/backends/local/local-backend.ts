@@ -3,10 +3,10 @@ import { readdir, rm, stat, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { isDomainError, permanent, transient } from '../../errors/domain-error.js';
-import type { ClusterHandle, ClusterStatus } from '../../domain/cluster.js';
-import { ErrorTypes, TransientErrorTypes } from '../../domain/error-types.js';
-import { shortHash } from '../../domain/naming.js';
-import type { ExperimentSpec } from '../../domain/experiment.js';
+import type { ClusterHandle, ClusterStatus } from '../../domain/cluster/cluster.js';
+import { ErrorTypes, TransientErrorTypes } from '../../domain/failures/error-types.js';
+import { shortHash } from '../../domain/spec/naming.js';
+import type { ExperimentSpec } from '../../domain/spec/experiment.js';
 import type { BackendLogger } from '../logger.js';
 import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
 import { statusFromHead } from '../ray/head-status.js';
@@ -20,7 +20,7 @@ import {
   waitForAliveNodes,
 } from './launcher.js';
 import { freePorts } from './ports.js';
-import { liveSuspects, type NodeLedgerStore } from '../../domain/node-ledger.js';
+import { liveSuspects, type NodeLedgerStore } from '../../domain/node-health/node-ledger.js';
 import { NodeLedgerFile } from './node-ledger-file.js';
 import {
   LOCAL_WORKER_SLOTS,

@@ -1,7 +1,7 @@
 import { mkdir, readFile, rename, rmdir, stat, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
-import { type NodeLedger, type NodeLedgerStore, parseLedger } from '../../domain/node-ledger.js';
+import { type NodeLedger, type NodeLedgerStore, parseLedger } from '../../domain/node-health/node-ledger.js';
 
 const LOCK_STALE_MS = 30_000;
 

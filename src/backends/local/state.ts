@@ -1,10 +1,10 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
 import { z } from 'zod';
-import { ClusterOwnerSchema } from '../../domain/cluster.js';
-import { ErrorTypes } from '../../domain/error-types.js';
+import { ClusterOwnerSchema } from '../../domain/cluster/cluster.js';
+import { ErrorTypes } from '../../domain/failures/error-types.js';
 import { permanent } from '../../errors/domain-error.js';
-import { parseJsonText } from '../../domain/json-text.js';
+import { parseJsonText } from '../../domain/spec/json-text.js';
 
 /** What the local backend records about a cluster it started: one state file per cluster dir. */
 export const LocalNodeSchema = z.strictObject({

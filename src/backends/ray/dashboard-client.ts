@@ -1,5 +1,5 @@
-import type { RayNode } from '../../domain/cluster.js';
-import { ErrorTypes, TransientErrorTypes } from '../../domain/error-types.js';
+import type { RayNode } from '../../domain/cluster/cluster.js';
+import { ErrorTypes, TransientErrorTypes } from '../../domain/failures/error-types.js';
 import { DomainError, transient } from '../../errors/domain-error.js';
 import { RAY_DUPLICATE_SUBMISSION } from '../../errors/external-failures.js';
 import { type RetryOptions, RetriesExhausted, retryTransient } from '../../errors/retry-transient.js';

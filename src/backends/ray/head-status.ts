@@ -1,4 +1,4 @@
-import type { ClusterStatus } from '../../domain/cluster.js';
+import type { ClusterStatus } from '../../domain/cluster/cluster.js';
 import { POLLING_CALLER } from '../../errors/retry-transient.js';
 import { RayDashboardClient } from './dashboard-client.js';
 

@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { ErrorTypes, TransientErrorTypes } from '../../domain/error-types.js';
+import { ErrorTypes, TransientErrorTypes } from '../../domain/failures/error-types.js';
 import { DomainError } from '../../errors/domain-error.js';
 import { classifyObserved } from '../../errors/external-failures.js';
 

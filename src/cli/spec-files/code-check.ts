@@ -1,7 +1,7 @@
 import { ZIP_MAX_ENTRIES } from '../../backends/ray/stored-zip.js';
-import { treeSizeIssue } from '../../domain/code-tree.js';
-import type { ExperimentSpec } from '../../domain/experiment.js';
-import { SpecError } from '../../domain/spec-error.js';
+import { treeSizeIssue } from '../../domain/code/code-tree.js';
+import type { ExperimentSpec } from '../../domain/spec/experiment.js';
+import { SpecError } from '../../domain/spec/spec-error.js';
 import { CodeTreeError, listCodeTree } from '../../provenance/code-tree.js';
 
 /**

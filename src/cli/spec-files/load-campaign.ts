@@ -1,7 +1,8 @@
-import { CampaignBudgetsSchema, type CampaignSpec } from '../../domain/campaign.js';
-import { ExperimentSpecSchema, runSetupIssues } from '../../domain/experiment.js';
+import { CampaignBudgetsSchema, type CampaignSpec } from '../../domain/campaign/campaign.js';
+import { ExperimentSpecSchema } from '../../domain/spec/experiment.js';
+import { runSetupIssues } from '../../domain/spec/run-setup.js';
 import { parseYamlMapping, readSpecFile } from './load.js';
-import { SpecError, issuesFromZod } from '../../domain/spec-error.js';
+import { SpecError, issuesFromZod } from '../../domain/spec/spec-error.js';
 
 /**
  * A campaign spec is an experiment spec plus an optional `campaign:` block (budgets). Both parts are

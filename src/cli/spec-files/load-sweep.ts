@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseYamlMapping } from './load.js';
-import { SpecError, issuesFromZod, type SpecIssue } from '../../domain/spec-error.js';
-import { MAX_SWEEP_CHILDREN, SweepSpecSchema, type SweepSpec } from '../../domain/sweep.js';
-import { runSetupIssues } from '../../domain/experiment.js';
-import { applyParams, expandSweep, plannedChildren } from '../../domain/sweep-expand.js';
-import { tpeProbeSets } from '../../domain/sweep-search.js';
+import { SpecError, issuesFromZod, type SpecIssue } from '../../domain/spec/spec-error.js';
+import { MAX_SWEEP_CHILDREN, SweepSpecSchema, type SweepSpec } from '../../domain/sweep/sweep.js';
+import { runSetupIssues } from '../../domain/spec/run-setup.js';
+import { applyParams, expandSweep, plannedChildren } from '../../domain/sweep/sweep-expand.js';
+import { tpeProbeSets } from '../../domain/sweep/sweep-search.js';
 
 const KIND = 'sweep spec';
 

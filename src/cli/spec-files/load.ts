@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';
-import { ExperimentSpecSchema, type ExperimentSpec, runSetupIssues } from '../../domain/experiment.js';
-import { SpecError, issuesFromZod } from '../../domain/spec-error.js';
+import { ExperimentSpecSchema, type ExperimentSpec } from '../../domain/spec/experiment.js';
+import { runSetupIssues } from '../../domain/spec/run-setup.js';
+import { SpecError, issuesFromZod } from '../../domain/spec/spec-error.js';
 
 /** Parse YAML text into a plain mapping; throws SpecError on malformed YAML or a non-mapping. */
 export function parseYamlMapping(text: string, source = 'spec', kind?: string): Record<string, unknown> {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { ExperimentSpec } from '../../domain/experiment.js';
-import { SpecError } from '../../domain/spec-error.js';
+import type { ExperimentSpec } from '../../domain/spec/experiment.js';
+import { SpecError } from '../../domain/spec/spec-error.js';
 
 /**
  * On the local backend the Ray cluster runs where the worker does, on this machine or one sharing

@@ -1,4 +1,4 @@
-import { ErrorTypes, TransientErrorTypes } from '../../domain/error-types.js';
+import { ErrorTypes, TransientErrorTypes } from '../../domain/failures/error-types.js';
 import { permanent, transient } from '../../errors/domain-error.js';
 import { verdictOfStatus } from '../../errors/external-failures.js';
 

@@ -1,5 +1,5 @@
-import type { Manifest } from '../../domain/manifest.js';
-import type { MetricsSeries } from '../../domain/metrics-series.js';
+import type { Manifest } from '../../domain/run/manifest.js';
+import type { MetricsSeries } from '../../domain/train/metrics-series.js';
 import { MLFLOW_LIMITS, type MlflowMetric, type MlflowRunStatus, type MlflowTag } from './client.js';
 
 /** Tag keys the orchestrator sets; `ragen.workflowId` is how a retried activity finds its run. */
