@@ -3,7 +3,7 @@ import type { ComputeBackend } from './backend.js';
 import type { BackendLogger } from './logger.js';
 import type { RetryOptions } from '../errors/retry-transient.js';
 import { LazyKubeRayBackend } from './kuberay/lazy-backend.js';
-import { LocalBackend } from './local/local-backend.js';
+import { LocalBackend, type LocalBackendConfig } from './local/local-backend.js';
 
 /** The backends a worker serves: local always; kuberay when a Kubernetes cluster is configured. */
 export function createBackends(
@@ -12,13 +12,7 @@ export function createBackends(
   retry?: Partial<RetryOptions>,
 ): Partial<Record<'local' | 'kuberay', ComputeBackend>> {
   return {
-    local: new LocalBackend({
-      runRoot: config.RAGEN_RUN_ROOT,
-      rayBin: config.rayBin,
-      python: config.python,
-      nodeIp: config.RAGEN_NODE_IP,
-      logger,
-    }),
+    local: new LocalBackend(localBackendConfig(config, logger)),
     ...(config.kuberayEnabled
       ? {
           kuberay: new LazyKubeRayBackend({
@@ -33,5 +27,16 @@ export function createBackends(
           }),
         }
       : {}),
+  };
+}
+
+/** The local backend's settings from the worker's configuration. */
+export function localBackendConfig(config: OrchestratorConfig, logger?: BackendLogger): LocalBackendConfig {
+  return {
+    runRoot: config.RAGEN_RUN_ROOT,
+    rayBin: config.rayBin,
+    python: config.python,
+    nodeIp: config.RAGEN_NODE_IP,
+    logger,
   };
 }

@@ -1,6 +1,6 @@
 import type { OrchestratorConfig } from '../config/config.js';
-import { loadBudgetsFile } from '../budgets/budgets-file.js';
-import { budgetLedgerClient } from '../budgets/ledger-client.js';
+import { loadBudgetsFile } from '../config/budgets-file.js';
+import { budgetLedgerClient } from '../worker/budget-ledger-client.js';
 import type { BudgetReport } from '../domain/budget/budget-ledger.js';
 import { withClient } from './client.js';
 import { alignedTable } from './text-table.js';

@@ -11,7 +11,8 @@ import { resolveProvenance } from '../provenance/git.js';
 
 import { checkShippedCode } from './spec-files/code-check.js';
 import type { ExperimentInput } from '../domain/run/experiment-input.js';
-import { parseExperimentSpec, parseYamlMapping } from './spec-files/load.js';
+import { parseExperimentSpec } from './spec-files/load.js';
+import { parseYamlMapping } from '../config/yaml-mapping.js';
 import { looksLikeSweep, parseSweepSpec } from './spec-files/load-sweep.js';
 import {
   SCHEDULE_MEMO_KEY,

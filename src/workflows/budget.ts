@@ -1,26 +1,13 @@
 import { CancellationScope } from '@temporalio/workflow';
-import type { ReserveBudgetResult } from '../activities/budget/budget.js';
 import { estimateGpuHours } from '../domain/budget/budgets.js';
 import { workerGpus } from '../domain/spec/experiment.js';
 import { gpuUsageOfStages } from '../domain/usage/gpu-usage.js';
-import type { SettleAnswer } from '../domain/budget/budget-ledger.js';
 import { ErrorTypes } from '../domain/failures/error-types.js';
 import { workflowNowIso } from './clock.js';
 import { unwrapFailure } from './failure-info.js';
 import type { ExperimentRun } from './experiment-run.js';
 import { reserveBudget, settleBudget } from './policies.js';
-
-/** A run's place in its team's budget (absent before the team-budget patch). */
-export interface RunBudget {
-  team: string;
-  /** The run's workflow id and run id: one key per run, so a retry or a re-ask reserves nothing twice. */
-  key: string;
-  estimateGpuHours: number;
-  /** Set once the reserve activity returned (granted or unbudgeted); absent while queued, or after a refusal. */
-  reserved?: ReserveBudgetResult;
-  refused?: boolean;
-  settled?: SettleAnswer | { status: 'unbudgeted' };
-}
+import type { RunBudget } from './run-budget.js';
 
 /**
  * Reserve the run's estimate in its team's budget (the worker's budgets.yaml says whether it has

@@ -23,8 +23,8 @@ import type {
   ValidationResult,
 } from '../domain/run/results.js';
 import type { TrackingOutcome } from '../domain/tracking/tracking.js';
-import type { RunBudget } from './budget.js';
-import type { ExperimentVisibility } from './experiment-visibility.js';
+import type { RunBudget } from './run-budget.js';
+import type { StageName } from '../domain/run/results.js';
 import { type RunIds, runIds } from './run-ids.js';
 
 /**
@@ -72,7 +72,13 @@ export interface ExperimentRun {
   /** The run's reservation in its team's budget (team-budget patch). */
   budget?: RunBudget;
   /** Search attributes and current details (set by the workflow; absent in pure tests). */
-  visible?: ExperimentVisibility;
+  visible?: RunVisibility;
+}
+
+/** What the workflow tells its visibility (search attributes, current details) as the run moves. */
+export interface RunVisibility {
+  stageStarted(stage: StageName | 'done'): void;
+  progressed(newCheckpoint: boolean): void;
 }
 
 export function newExperimentRun(input: ExperimentInput, info: RunIds): ExperimentRun {

@@ -3,7 +3,7 @@ import { workerGpus } from '../domain/spec/experiment.js';
 import { gpuUsageOfStages } from '../domain/usage/gpu-usage.js';
 import { manifestPath } from '../domain/spec/paths.js';
 import type { StageName } from '../domain/run/results.js';
-import type { ExperimentRun } from './experiment-run.js';
+import type { ExperimentRun, RunVisibility } from './experiment-run.js';
 import { SearchAttributes as K, type VisibleStage } from './search-attributes.js';
 import { ChangingAttributes } from './visibility.js';
 
@@ -53,7 +53,7 @@ export function experimentDetails(run: ExperimentRun): string {
  * checkpoint step are upserted when they change, each upsert batched with the command after it;
  * details cost no history event (the UI reads them through a query).
  */
-export class ExperimentVisibility {
+export class ExperimentVisibility implements RunVisibility {
   private readonly attrs = new ChangingAttributes();
   private stage: VisibleStage = 'preflight';
 

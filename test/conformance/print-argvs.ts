@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseYamlMapping } from '../../src/cli/spec-files/load.js';
+import { parseYamlMapping } from '../../src/config/yaml-mapping.js';
 import { parseCampaignSpec } from '../../src/cli/spec-files/load-campaign.js';
 import { parseSweepMapping } from '../../src/cli/spec-files/load-sweep.js';
 import type { CampaignInput } from '../../src/domain/campaign/campaign.js';

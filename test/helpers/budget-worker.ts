@@ -11,7 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createReserveBudget, createSettleBudget } from '../../src/activities/budget/budget.js';
 import type { ActivityDeps } from '../../src/activities/index.js';
-import { budgetLedgerClient } from '../../src/budgets/ledger-client.js';
+import { budgetLedgerClient } from '../../src/worker/budget-ledger-client.js';
 import { parseBudgets } from '../../src/domain/budget/budgets.js';
 import { fakeActivities } from './fake-activities.js';
 import { workflowBundle } from './temporal.js';

@@ -11,11 +11,14 @@ import { createActivities } from '../../src/activities/index.js';
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
 import { loadConfig } from '../../src/config/config.js';
 import { ManifestSchema } from '../../src/domain/run/manifest.js';
+import { LocalBackend } from '../../src/backends/local/local-backend.js';
 import { NodeLedgerFile } from '../../src/backends/local/node-ledger-file.js';
+import { localBackendConfig } from '../../src/backends/registry.js';
 import { liveSuspects } from '../../src/domain/node-health/node-ledger.js';
 import { activityDeps } from '../../src/worker/worker.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import { rayProcesses } from '../helpers/processes.js';
+import { slowLinkStandin } from '../helpers/slow-link-standin.js';
 import { testInput, validSpecYaml } from '../helpers/specs.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
 
@@ -31,7 +34,6 @@ before(async () => {
   storage = await mkdtemp(join(tmpdir(), 'ragen-bn-'));
 });
 after(async () => {
-  delete process.env['RAGEN_ORCH_STANDIN_SLOW_LOCAL_SLOTS'];
   await env?.teardown();
   if (!process.env['KEEP_RUN_ROOT']) await rm(runRoot, { recursive: true, force: true });
 });
@@ -40,8 +42,12 @@ describe('a slow node is named, recorded and avoided (local backend, stand-in sl
   it('names local-slot-1 in the all-reduce check, resubmits a cluster without it, trains, and `nodes` lists and clears it', async () => {
     // Stand-in for a degraded NIC: the probe's fetches on slot 1 take 0.3 s longer. Three workers:
     // with two, a slow link cannot be pinned on either end.
-    process.env['RAGEN_ORCH_STANDIN_SLOW_LOCAL_SLOTS'] = '1';
     const config = { ...loadConfig(), RAGEN_RUN_ROOT: runRoot, RAGEN_POLL_INTERVAL_MS: 1000 };
+    const deps = activityDeps(config, env.client);
+    deps.backends.local = new LocalBackend({
+      ...localBackendConfig(config),
+      workerEnv: slowLinkStandin([1]),
+    });
     const yaml = validSpecYaml(storage)
       .replace('replicas: 2', 'replicas: 3')
       .replace('nnodes: 2', 'nnodes: 3')
@@ -52,7 +58,7 @@ describe('a slow node is named, recorded and avoided (local backend, stand-in sl
       connection: env.nativeConnection,
       taskQueue,
       workflowBundle: await workflowBundle(),
-      activities: createActivities(activityDeps(config, env.client)),
+      activities: createActivities(deps),
     });
     const result = await worker.runUntil(
       env.client.workflow.execute<typeof experiment>('experiment', {

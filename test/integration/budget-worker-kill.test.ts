@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { budgetLedgerClient } from '../../src/budgets/ledger-client.js';
+import { budgetLedgerClient } from '../../src/worker/budget-ledger-client.js';
 import { REPO_ROOT } from '../../src/config/config.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import { testInput, testSpec } from '../helpers/specs.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { budgetLedgerClient } from '../../src/budgets/ledger-client.js';
+import { budgetLedgerClient } from '../../src/worker/budget-ledger-client.js';
 import type { BudgetReport } from '../../src/domain/budget/budget-ledger.js';
 import { cli } from '../helpers/cli-process.js';
 import { fakeActivities } from '../helpers/fake-activities.js';

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { linkFindings } from '../../src/activities/node-health/link-suspects.js';
 import { NodeLedgerFile } from '../../src/backends/local/node-ledger-file.js';
-import { assignSlots, standinSlowSlots } from '../../src/backends/local/slots.js';
+import { assignSlots } from '../../src/backends/local/slots.js';
+import { slowLinkStandin } from '../helpers/slow-link-standin.js';
 import { AVOIDED_NODES_ANNOTATION, buildRayCluster } from '../../src/backends/kuberay/raycluster.js';
 import { parseExperimentSpec } from '../../src/cli/spec-files/load.js';
 import {
@@ -91,8 +92,11 @@ describe('exclusion', () => {
     const all = Array.from({ length: 14 }, (_, s) => `local-slot-${s}`);
     assert.deepEqual(assignSlots(1, all), [14]);
     assert.equal(assignSlots(2, all), undefined);
-    assert.deepEqual([...standinSlowSlots('1, 3')], [1, 3]);
-    assert.throws(() => standinSlowSlots('x'), /RAGEN_ORCH_STANDIN_SLOW_LOCAL_SLOTS: "x"/);
+    const slow = slowLinkStandin([1, 3]);
+    assert.deepEqual(
+      [0, 1, 2, 3].map((s) => Object.keys(slow(s)).length),
+      [0, 1, 0, 1],
+    );
   });
 
   it('kuberay: every Pod gets NotIn on the suspects, the RayCluster names them, all Pods get their node name', () => {

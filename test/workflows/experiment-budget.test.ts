@@ -7,7 +7,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createReserveBudget, createSettleBudget } from '../../src/activities/budget/budget.js';
 import type { ActivityDeps } from '../../src/activities/index.js';
-import { type BudgetLedgerClient, budgetLedgerClient } from '../../src/budgets/ledger-client.js';
+import { type BudgetLedgerClient, budgetLedgerClient } from '../../src/worker/budget-ledger-client.js';
 import type { TeamBudget } from '../../src/domain/budget/budgets.js';
 import { ErrorTypes } from '../../src/domain/failures/error-types.js';
 import type { ExperimentInput } from '../../src/domain/run/experiment-input.js';

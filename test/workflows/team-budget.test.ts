@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { budgetLedgerClient } from '../../src/budgets/ledger-client.js';
+import { budgetLedgerClient } from '../../src/worker/budget-ledger-client.js';
 import { type TeamBudget, budgetWorkflowId } from '../../src/domain/budget/budgets.js';
 import type { teamBudget } from '../../src/workflows/team-budget.js';
 import { reserveUpdate, settleUpdate } from '../../src/workflows/team-budget-definitions.js';

@@ -1,5 +1,5 @@
 import type { ComputeBackend } from '../../backends/backend.js';
-import type { BudgetLedgerClient } from '../../budgets/ledger-client.js';
+import type { BudgetLedgerClient } from '../budget/ledger.js';
 import type { BudgetsFile } from '../../domain/budget/budgets.js';
 import type { RayHeadApi } from '../../backends/ray/dashboard-client.js';
 import type { Progress } from '../../domain/run/progress.js';

@@ -39,7 +39,7 @@ import { stoppingJobOnCancel } from '../common/ray-job.js';
 import { failureText, feedTrainLog } from './train-log.js';
 import { TrainLogStore } from './train-log-store.js';
 import { trainJobEnv } from './train-job-env.js';
-import type { TrainInput, TrainResult } from './train.js';
+import type { TrainInput, TrainResult } from './train-io.js';
 import { validationReporter } from './validation-reports.js';
 
 /**

@@ -1,34 +1,19 @@
-import type { ClusterHandle } from '../../domain/cluster/cluster.js';
-import type { ResumeFrom } from '../../domain/ragen/entrypoint.js';
 import type { ExperimentSpec } from '../../domain/spec/experiment.js';
-import type { WandbIds } from '../../domain/tracking/wandb-env.js';
 import { worldSizeMismatch } from '../../domain/checkpoints/checkpoint-world-size.js';
 import { ErrorTypes } from '../../domain/failures/error-types.js';
 import { filesUnder } from '../checkpoints/checkpoints.js';
 import type { ActivityDeps } from '../common/deps.js';
 import { permanent } from '../common/failures.js';
+import type { TrainInput, TrainResult } from './train-io.js';
 import { TrainSession } from './train-session.js';
 
-export interface TrainInput {
-  spec: ExperimentSpec;
-  handle: ClusterHandle;
-  checkpointDir: string;
-  resume: ResumeFrom;
-  /** Whose W&B run this is (when trainer.loggers includes wandb): see wandbJobEnv. */
-  wandb?: WandbIds;
-  /** Signal the workflow once per in-loop validation with its `val-env/...` metrics (a sweep's scheduler). */
-  reportValidations?: boolean;
-  /** Only the first validation at or past each of these steps (ASHA's rungs); absent = all. */
-  reportSteps?: number[];
-}
+export type { TrainInput, TrainResult };
 
-export interface TrainResult {
-  finalStep: number;
-  lastCheckpointStep: number;
-  lastMetrics: Record<string, number>;
-  entrypoint: string[];
-  /** RAGEN stopped on its own (exit 0, `early_stopped/*` metrics): the reasons, e.g. `low_validation_success`. */
-  earlyStopped?: { step: number; reasons: string[] };
+/** A checkpoint saved by another world size cannot be loaded by verl: refused before any job runs. */
+async function refuseOtherWorldSize(checkpoint: string, spec: ExperimentSpec): Promise<void> {
+  const files = await filesUnder(checkpoint).catch(() => []);
+  const why = worldSizeMismatch(checkpoint, files, spec.trainer);
+  if (why) throw permanent(ErrorTypes.CheckpointUnusable, why);
 }
 
 /**
@@ -43,13 +28,6 @@ export interface TrainResult {
  * the watchdog (NoProgress). The rules are src/domain/train/train-poll.ts (pure, table-tested); this
  * activity gathers each poll's observations and acts on the verdict.
  */
-/** A checkpoint saved by another world size cannot be loaded by verl: refused before any job runs. */
-async function refuseOtherWorldSize(checkpoint: string, spec: ExperimentSpec): Promise<void> {
-  const files = await filesUnder(checkpoint).catch(() => []);
-  const why = worldSizeMismatch(checkpoint, files, spec.trainer);
-  if (why) throw permanent(ErrorTypes.CheckpointUnusable, why);
-}
-
 export function createTrain(deps: ActivityDeps) {
   return async function train(input: TrainInput): Promise<TrainResult> {
     if (input.resume.mode === 'resume_path') await refuseOtherWorldSize(input.resume.path, input.spec);

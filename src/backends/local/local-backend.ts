@@ -22,13 +22,7 @@ import {
 import { freePorts } from './ports.js';
 import { liveSuspects, type NodeLedgerStore } from '../../domain/node-health/node-ledger.js';
 import { NodeLedgerFile } from './node-ledger-file.js';
-import {
-  LOCAL_WORKER_SLOTS,
-  STANDIN_SLOW_PULL_ENV,
-  STANDIN_SLOW_PULL_S,
-  assignSlots,
-  standinSlowSlots,
-} from './slots.js';
+import { LOCAL_WORKER_SLOTS, assignSlots } from './slots.js';
 import { clusterProcesses, pidAlive } from './processes.js';
 import { type LocalClusterState, clusterDir, readState, writeState } from './state.js';
 import { authTokenPath, readAuthToken, writeNewAuthToken } from './auth-token.js';
@@ -42,6 +36,11 @@ export interface LocalBackendConfig extends LauncherConfig {
   python: string;
   /** Escalations (SIGKILL in teardown) are logged here. */
   logger?: BackendLogger;
+  /**
+   * More environment for the processes of the worker node in a slot. Tests inject stand-ins through
+   * it (a slow link on one slot); the worker itself never sets it.
+   */
+  workerEnv?: (slot: number) => Record<string, string>;
 }
 
 /**
@@ -151,7 +150,6 @@ export class LocalBackend implements ComputeBackend {
       })),
     );
     const slots = await this.healthySlots(workers.length);
-    const slow = standinSlowSlots(process.env.RAGEN_ORCH_STANDIN_SLOW_LOCAL_SLOTS);
     // Every worker node has its own temp dir and ports (see startWorker): all start at once.
     const ports = await freePorts(NODE_PORTS * workers.length);
     const started = await Promise.allSettled(
@@ -162,7 +160,7 @@ export class LocalBackend implements ComputeBackend {
           dir,
           { ...w, ordinal, slot: slots[ordinal]! },
           ports.slice(ordinal * NODE_PORTS, (ordinal + 1) * NODE_PORTS),
-          slow.has(slots[ordinal]!) ? { [STANDIN_SLOW_PULL_ENV]: STANDIN_SLOW_PULL_S } : {},
+          this.config.workerEnv?.(slots[ordinal]!) ?? {},
         ),
       ),
     );

@@ -19,28 +19,3 @@ export function assignSlots(count: number, avoid: readonly string[]): number[] |
   );
   return free.length >= count ? free.slice(0, count) : undefined;
 }
-
-/**
- * Test stand-in for a degraded NIC on the local backend: RAGEN_ORCH_STANDIN_SLOW_LOCAL_SLOTS="1,3"
- * makes the probe's fetches on those slots 0.3 s slower (no local link can be really slow). Never
- * set in production; a typo is an error, not a silently healthy slot.
- */
-export function standinSlowSlots(value: string | undefined): Set<number> {
-  if (!value) return new Set();
-  return new Set(
-    value.split(',').map((part) => {
-      const slot = Number(part.trim());
-      if (!Number.isInteger(slot) || slot < 0 || slot >= LOCAL_WORKER_SLOTS)
-        throw new Error(
-          `RAGEN_ORCH_STANDIN_SLOW_LOCAL_SLOTS: "${part}" is not a slot 0..${LOCAL_WORKER_SLOTS - 1}`,
-        );
-      return slot;
-    }),
-  );
-}
-
-/** The probe's environment variable for it (probes/ragen_probes/allreduce_rank.py). */
-export const STANDIN_SLOW_PULL_ENV = 'RAGEN_ORCH_STANDIN_SLOW_PULL_S';
-
-/** The seconds each fetch of a stand-in slow slot's probe rank is delayed by. */
-export const STANDIN_SLOW_PULL_S = '0.3';

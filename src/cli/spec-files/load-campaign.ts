@@ -1,7 +1,8 @@
 import { CampaignBudgetsSchema, type CampaignSpec } from '../../domain/campaign/campaign.js';
 import { ExperimentSpecSchema } from '../../domain/spec/experiment.js';
 import { runSetupIssues } from '../../domain/spec/run-setup.js';
-import { parseYamlMapping, readSpecFile } from './load.js';
+import { readSpecFile } from './load.js';
+import { parseYamlMapping } from '../../config/yaml-mapping.js';
 import { SpecError, issuesFromZod } from '../../domain/spec/spec-error.js';
 
 /**

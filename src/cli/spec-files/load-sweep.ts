@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { parseYamlMapping } from './load.js';
+import { parseYamlMapping } from '../../config/yaml-mapping.js';
 import { SpecError, issuesFromZod, type SpecIssue } from '../../domain/spec/spec-error.js';
 import { MAX_SWEEP_CHILDREN, SweepSpecSchema, type SweepSpec } from '../../domain/sweep/sweep.js';
 import { runSetupIssues } from '../../domain/spec/run-setup.js';

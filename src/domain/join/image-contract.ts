@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { ExperimentSpec } from '../spec/experiment.js';
 
 /**
  * What the image (locally: the venv) must provide, checked on every node by the environment probe
@@ -39,7 +38,7 @@ export function trainerKind(entrypoint: readonly string[]): TrainerKind {
 
 /** The contract with the defaults of the trainer's kind filled in. */
 export function resolvedImageContract(
-  spec: Pick<ExperimentSpec, 'imageContract'>,
+  spec: { imageContract?: ImageContract | undefined },
   entrypoint: readonly string[],
 ): { kind: TrainerKind; requires: string[]; python?: string; gpuCheck: boolean } {
   const kind = trainerKind(entrypoint);

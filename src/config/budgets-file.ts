@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { parseYamlMapping } from '../cli/spec-files/load.js';
+import { parseYamlMapping } from './yaml-mapping.js';
 import { type BudgetsFile, parseBudgets } from '../domain/budget/budgets.js';
 
 /** Read and validate budgets.yaml; a bad file throws SpecError naming each field and its fix. */

@@ -1,12 +1,7 @@
 import { type Client, type WorkflowHandle, WorkflowNotFoundError } from '@temporalio/client';
-import type {
-  BudgetReport,
-  ReserveAnswer,
-  ReserveRequest,
-  SettleAnswer,
-  SettleRequest,
-} from '../domain/budget/budget-ledger.js';
+import type { BudgetLedgerClient } from '../activities/budget/ledger.js';
 import { type TeamBudget, budgetWorkflowId } from '../domain/budget/budgets.js';
+export type { BudgetLedgerClient };
 import type { teamBudget } from '../workflows/team-budget.js';
 import {
   ensureStartedSignal,
@@ -15,16 +10,6 @@ import {
   setBudgetUpdate,
   settleUpdate,
 } from '../workflows/team-budget-definitions.js';
-
-/** The team budget workflows, as activities and the CLI reach them (through the Temporal client). */
-export interface BudgetLedgerClient {
-  reserve(team: string, budget: TeamBudget, req: ReserveRequest): Promise<ReserveAnswer>;
-  /** Without a budget, only a running workflow is told (undefined when there is none). */
-  settle(team: string, budget: TeamBudget | undefined, req: SettleRequest): Promise<SettleAnswer | undefined>;
-  setBudget(team: string, budget: TeamBudget): Promise<BudgetReport>;
-  /** Undefined when the team has no budget workflow. */
-  report(team: string): Promise<BudgetReport | undefined>;
-}
 
 /**
  * Each call sends its Update to the team's running workflow; when there is none, it signal-with-starts
