@@ -24,6 +24,9 @@ import { loadConfig } from '../src/config/config.js';
 import { SweepManifestSchema, type SweepManifest } from '../src/domain/sweep/sweep.js';
 import { writeResults } from './results.js';
 
+/** The code these numbers depend on (bench/results.ts): a change to it makes them stale. */
+const measuredCode = ['bench/asha-vs-grid.ts', 'src', 'payload/ragen_toy'];
+
 const numberArg = (i: number, fallback: number) => Number(process.argv[2 + i] ?? fallback);
 const totalSteps = numberArg(0, 128);
 const concurrency = numberArg(1, 2);
@@ -185,7 +188,7 @@ try {
     best: m.children.find((c) => c.rank === 1),
     children: [...m.children].sort((a, b) => a.index - b.index),
   });
-  writeResults(`asha-vs-grid-${space}`, {
+  writeResults(`asha-vs-grid-${space}`, measuredCode, {
     settings: { totalSteps, concurrency, trainEnvGroups, gracePeriod, reductionFactor, ashaMetric, space },
     withoutAsha: side(plain.manifest, plain.wallS),
     asha: side(asha.manifest, asha.wallS),

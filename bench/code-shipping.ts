@@ -26,6 +26,16 @@ import { listCodeTree, readCodeTree } from '../src/provenance/code-tree.js';
 import { writeResults } from './results.js';
 import { withRayHead } from './standins/ray-head-only.js';
 
+/** The code these numbers depend on (bench/results.ts): a change to it makes them stale. */
+const measuredCode = [
+  'bench/code-shipping.ts',
+  'bench/standins/ray-head-only.ts',
+  'src/backends/ray/code-package.ts',
+  'src/backends/ray/dashboard-client.ts',
+  'src/backends/ray/py-modules.ts',
+  'src/provenance/code-tree.ts',
+];
+
 const RAGEN = { mirror: process.argv[2] ?? '/work/.mirror/mll-lab-nu+RAGEN/repo', commit: '20daedc' };
 const VERL = { mirror: process.argv[3] ?? '/work/.mirror/volcengine+verl/repo', commit: 'd62da49' };
 const config = loadConfig(process.env);
@@ -174,7 +184,7 @@ try {
     note: 'one-node local Ray head on loopback (the upload is the PUT to its dashboard; no network in between); the job time includes the unpack and a Python start',
   };
   console.log(JSON.stringify(result, null, 2));
-  writeResults('code-shipping', result);
+  writeResults('code-shipping', measuredCode, result);
 } finally {
   await rm(root, { recursive: true, force: true });
 }

@@ -83,6 +83,8 @@ results = {
     "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
     "machine": {"cpus": os.cpu_count()},
     "loadavg": {"atEnd": list(os.getloadavg())},
+    # The code these numbers depend on: test/unit/figures.test.ts flags them once it changes.
+    "measured": ["bench/e2e.sh", "bench/e2e-plain.sh", "bench/e2e-summary.py", "src", "probes/ragen_probes", "payload/ragen_toy"],
     "numbers": {
         "runsEachSide": n,
         "median": {"orchestrator": med["orch"], "plain": med["plain"]},

@@ -15,6 +15,9 @@ import { startKubeEnv } from '../test/helpers/kube-env.js';
 import { kuberaySpec } from '../test/helpers/kuberay-specs.js';
 import { writeResults } from './results.js';
 
+/** The code these numbers depend on (bench/results.ts): a change to it makes them stale. */
+const measuredCode = ['bench/kuberay-api-requests.ts', 'src/backends/kuberay'];
+
 const seconds = Number(process.env['BENCH_SECONDS'] ?? 330);
 const pollMs = Number(process.env['RAGEN_POLL_INTERVAL_MS'] ?? 2000);
 
@@ -79,7 +82,7 @@ try {
   console.log(
     `delete -> RayCluster and its Pods gone (GC + kubelet termination): ${deleteSeconds.toFixed(1)} s`,
   );
-  writeResults('kuberay-api-requests', {
+  writeResults('kuberay-api-requests', measuredCode, {
     kubeEnvStartSeconds: kube.startMs / 1000,
     createToPodsReadySeconds: (podsReady - t0) / 1000,
     createToWorkersJoinedSeconds: (joined - t0) / 1000,

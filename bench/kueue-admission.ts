@@ -19,6 +19,14 @@ import { kuberaySpec } from '../test/helpers/kuberay-specs.js';
 import { median } from './kube-bench.js';
 import { writeResults } from './results.js';
 
+/** The code these numbers depend on (bench/results.ts): a change to it makes them stale. */
+const measuredCode = [
+  'bench/kueue-admission.ts',
+  'src/backends/kuberay/raycluster.ts',
+  'test/helpers/kueue.ts',
+  'scripts/k8s/versions.sh',
+];
+
 const runs = Number(process.argv[2] ?? 10);
 const kube = await startKubeEnv({ kubelet: false, namespace: 'ragen-kueue-bench' });
 try {
@@ -78,7 +86,7 @@ try {
       what: 'RayCluster create (product builder, suspended, queue label) -> spec.suspend false by Kueue, empty 2-GPU ClusterQueue; 50 ms polls',
     };
     console.log(JSON.stringify(numbers));
-    writeResults('kueue-admission', numbers);
+    writeResults('kueue-admission', measuredCode, numbers);
   } finally {
     await kueue.stop();
   }

@@ -17,6 +17,9 @@ import { testInput } from '../test/helpers/specs.js';
 import { devServerEnv, workflowBundle } from '../test/helpers/temporal.js';
 import { writeResults } from './results.js';
 
+/** The code these numbers depend on (bench/results.ts): a change to it makes them stale. */
+const measuredCode = ['bench/metrics-scrape.ts', 'src/metrics', 'test/helpers/fake-activities.ts'];
+
 const total = Number(process.argv[2] ?? 1000);
 const CONCURRENT = 50;
 const SCRAPES = 20;
@@ -95,7 +98,7 @@ try {
   endpoint.server.close();
   await env.teardown();
 }
-writeResults('metrics-scrape', {
+writeResults('metrics-scrape', measuredCode, {
   how: `real dev server, stand-in activities, ${CONCURRENT} workflows at a time; ${SCRAPES} scrapes of /metrics (product + SDK exposition) per row, over loopback`,
   workflowsSeconds: Number(((performance.now() - started) / 1000).toFixed(1)),
   rows,

@@ -100,6 +100,8 @@ def main() -> None:
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
         "machine": {"cpus": os.cpu_count()},
         "loadavg": {"atStart": list(load_at_start), "atEnd": list(os.getloadavg())},
+        # The code these numbers depend on: test/unit/figures.test.ts flags them once it changes.
+        "measured": ["bench/node-links.py", "probes/ragen_probes"],
         "numbers": numbers,
     }
     out = REPO / "bench" / "results" / "node-links.json"

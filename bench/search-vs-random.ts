@@ -23,6 +23,15 @@ import { expandSweep } from '../src/domain/sweep/sweep-expand.js';
 import type { ParamSet } from '../src/domain/sweep/sweep.js';
 import { writeResults } from './results.js';
 
+/** The code these numbers depend on (bench/results.ts): a change to it makes them stale. */
+const measuredCode = [
+  'bench/search-vs-random.ts',
+  'bench/search_objective.py',
+  'search/ragen_search',
+  'src/domain/sweep-expand.ts',
+  'payload/ragen_toy',
+];
+
 const trials = Number(process.argv[2] ?? 12);
 const seeds = [0, 1, 2];
 const space = {
@@ -143,4 +152,4 @@ for (const s of perSeed)
     `seed ${s.seed}: best grid ${s.grid.finalBest}, random ${s.random.finalBest} (${s.random.gpuSeconds} GPU-s), tpe ${s.tpe.finalBest}; tpe reached random's best at ${s.tpeGpuSecondsToRandomBest ?? 'never'} GPU-s (${s.tpeShareOfRandomGpuSeconds ?? '-'})`,
   );
 console.log(`ask ${JSON.stringify(summary.askMs)} ms, tell ${JSON.stringify(summary.tellMs)} ms`);
-writeResults('search-vs-random', summary);
+writeResults('search-vs-random', measuredCode, summary);

@@ -34,6 +34,15 @@ import { sweepInput } from '../test/helpers/sweeps.js';
 import { writeResults } from './results.js';
 import { type FiredFault, type PlannedFault, type RunPlan, expectedOutcome, planRuns } from './soak-plan.js';
 
+/** The code these numbers depend on (bench/results.ts): a change to it makes them stale. */
+const measuredCode = [
+  'bench/soak.ts',
+  'bench/soak-plan.ts',
+  'src',
+  'probes/ragen_probes',
+  'payload/ragen_toy',
+];
+
 const { values: args } = parseArgs({
   options: {
     runs: { type: 'string', default: '20' },
@@ -470,7 +479,7 @@ console.log(
   `\ntotal: ${reports.length}/${runs} runs reported, ${reports.filter((r) => r.outcome === r.expected).length} outcomes as expected; faults fired ${sum((r) => r.fired.length)}, not fired ${sum((r) => r.notFired.length)}; clusters left ${sum((r) => r.clustersLeft)}; Ray processes left ${sum((r) => r.rayLeft)} (machine-wide after the soak: ${leftover.length}); checkpoints lost ${sum((r) => r.lost.length)}, changed ${sum((r) => r.changed.length)}; steps lost per restart max ${allLost.length ? Math.max(...allLost) : 0} over ${allLost.length} restarts (save_freq ${SAVE_FREQ}); detection p50 ${pct(det, 0.5)} s p95 ${pct(det, 0.95)} s max ${pct(det, 1)} s (n=${det.length}); recovery p50 ${pct(rec, 0.5)} s p95 ${pct(rec, 0.95)} s max ${pct(rec, 1)} s (n=${rec.length}); wall ${((Date.now() - started) / 60000).toFixed(1)} min; seed ${seed}`,
 );
 const seconds = (xs: number[], q: number) => (pct(xs, q) === '-' ? null : Number(pct(xs, q)));
-writeResults('soak', {
+writeResults('soak', measuredCode, {
   seed,
   runsPlanned: runs,
   runsStarted: startedRuns,
