@@ -33,12 +33,12 @@ import { writeSyntheticCheckpoint } from './synthetic-checkpoint.js';
 const measuredCode = [
   'bench/object-store-upload.ts',
   'bench/synthetic-checkpoint.ts',
-  'src/activities/archive-upload.ts',
-  'src/activities/object-store-upload.ts',
-  'src/activities/object-store-client.ts',
-  'src/activities/object-store-fetch.ts',
-  'src/activities/campaign-checkpoints.ts',
-  'src/activities/hash-checkpoints.ts',
+  'src/activities/archive/archive-upload.ts',
+  'src/activities/object-store/object-store-upload.ts',
+  'src/activities/object-store/object-store-client.ts',
+  'src/activities/object-store/object-store-fetch.ts',
+  'src/activities/campaign/campaign-checkpoints.ts',
+  'src/activities/checkpoints/hash-checkpoints.ts',
 ];
 
 const run = promisify(execFile);

@@ -28,7 +28,7 @@ const measuredCode = [
   'bench/search-vs-random.ts',
   'bench/search_objective.py',
   'search/ragen_search',
-  'src/domain/sweep-expand.ts',
+  'src/domain/sweep/sweep-expand.ts',
   'payload/ragen_toy',
 ];
 

@@ -13,7 +13,7 @@ import { startSearchWorker } from '../src/worker/search-worker.js';
 import { writeResults } from './results.js';
 
 /** The code these numbers depend on (bench/results.ts): a change to it makes them stale. */
-const measuredCode = ['bench/search-worker-start.ts', 'src/search-worker.ts', 'search/ragen_search'];
+const measuredCode = ['bench/search-worker-start.ts', 'src/worker/search-worker.ts', 'search/ragen_search'];
 
 const config = loadConfig();
 const env = await TestWorkflowEnvironment.createTimeSkipping({

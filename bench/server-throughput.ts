@@ -25,7 +25,7 @@ import { writeResults } from './results.js';
 const measuredCode = [
   'bench/server-throughput.ts',
   'src/workflows',
-  'src/worker.ts',
+  'src/worker/worker.ts',
   'scripts/temporal/versions.sh',
 ];
 

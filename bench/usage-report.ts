@@ -23,8 +23,8 @@ const measuredCode = [
   'src/cli/usage.ts',
   'src/cli/usage-sources.ts',
   'src/cli/usage-format.ts',
-  'src/domain/usage.ts',
-  'src/domain/gpu-usage.ts',
+  'src/domain/usage/usage.ts',
+  'src/domain/usage/gpu-usage.ts',
 ];
 
 const workflows = Number(process.argv[2] ?? 10_000);
