@@ -6,8 +6,9 @@
  */
 import { execFileSync } from 'node:child_process';
 
-// Lines that only import (TypeScript and Python): a moved file's imports change, its code does not.
-const importLine = String.raw`^\s*(import|from)\s|^\s*export\s.*\sfrom\s|^\s*\}\s*from\s`;
+// Lines that only import, and comment lines (TypeScript and Python): a moved file's imports and the
+// paths its comments name change, its code does not.
+const importLine = String.raw`^\s*(import|from)\s|^\s*export\s.*\sfrom\s|^\s*\}\s*from\s|^\s*(//|/\*|\*|#)`;
 
 function git(root: string, args: string[]): string {
   return execFileSync('git', args, {
@@ -55,6 +56,8 @@ export function changedSince(root: string, since: string, measured: readonly str
     if (!m) continue;
     const paths = m[3] === '' ? [fields[++i]!, fields[++i]!] : [m[3]!];
     if (m[1] === '0' && m[2] === '0') continue;
+    // A folder's README (its purpose line) is not code it measured.
+    if (paths.every((p) => p.endsWith('.md'))) continue;
     const under = (p: string) =>
       measured.some((dir) => p === dir || p.startsWith(`${dir.replace(/\/$/, '')}/`));
     if (paths.some(under)) changed.push(paths.join(' -> '));
