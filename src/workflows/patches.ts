@@ -33,7 +33,9 @@ export const HASHING_DURING_TEARDOWN = 'hashing-during-teardown';
 /**
  * Team budgets: the run reserves its GPU-hour estimate after preflight (a queued run waits, a
  * refused one creates nothing) and settles the measured allocation after teardown. The run deadline
- * counts from the grant. Recorded before: every experiment history; with it: experiment-budget-granted
- * (and the teamBudget workflow itself: budget-vision).
+ * counts from the grant. Only a run whose team has a budget takes it: the worker decides as the run
+ * starts (src/budgets/patch-activation.ts), so a run without one records no marker and takes the
+ * 1.0.0 path. Without it: every experiment history but one; with it: experiment-budget-granted (and
+ * the teamBudget workflow itself: budget-vision).
  */
 export const TEAM_BUDGET = 'team-budget';
