@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,8 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { format, resolveConfig } from 'prettier';
 import type { Activities } from '../../src/activities/index.js';
+import { budgetPatchActivation } from '../../src/budgets/patch-activation.js';
+import type { BudgetsFile } from '../../src/domain/budgets.js';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { type ScheduledAction, createSchedule, triggerSchedule } from '../../src/cli/schedule.js';
 import type { ScheduleRequest } from '../../src/domain/schedule.js';
@@ -29,6 +31,11 @@ export interface Recording {
   activities: Activities;
   /** Signals, Updates or a cancel while it runs; the run then goes on to its end. */
   drive?: (handle: WorkflowHandle, client: Client) => Promise<void>;
+  /**
+   * The worker's budgets.yaml: as on a real worker, only a run of a team it lists takes the
+   * team-budget branch (src/budgets/patch-activation.ts). Absent: the worker has none.
+   */
+  budgets?: BudgetsFile;
   /** Child workflows (from the parent's result) whose histories are worth keeping too. */
   children?: (result: unknown) => string[];
   /**
@@ -80,6 +87,8 @@ async function recordOne(env: TestWorkflowEnvironment, name: string, r: Recordin
     taskQueue,
     workflowBundle: await workflowBundle(),
     activities: r.activities,
+    // The decision a real worker makes for each new run (the worker's createWorker installs the same).
+    patchActivationCallback: budgetPatchActivation(r.budgets && (() => r.budgets!)),
   });
   const ids = await worker.runUntil(async () => {
     const handle = r.schedule
@@ -146,7 +155,9 @@ async function save(client: Client, workflowId: string): Promise<void> {
  */
 function withoutCheckoutPath(json: string): string {
   const checkout = fileURLToPath(new URL('../../', import.meta.url));
-  return json.split(checkout).join('');
+  // node_modules may be a link to a shared install: its real folder is cut as well.
+  const modules = realpathSync(join(checkout, 'node_modules'));
+  return json.split(modules).join('node_modules').split(checkout).join('');
 }
 
 /** Polls `ok` every 20 ms (real time: the stand-in activities run in real time). */
