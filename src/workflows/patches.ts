@@ -1,7 +1,8 @@
 /**
- * `patched()` ids of workflow changes since 1.0. Each has a history recorded before it in
- * test/workflows/histories/ (the replay test runs the old branch on it); an id is removed only when
- * no workflow that started before it can still be running (CONTRIBUTING.md).
+ * `patched()` ids of workflow changes since 1.0 (all five first released in 1.1.0). Each has, in
+ * test/workflows/histories/<release>/, a history that reaches its call without the marker (the
+ * replay test runs the old branch on it) and one with it (test/unit/patch-coverage.test.ts).
+ * CONTRIBUTING.md's patch table gives the release that deprecates each and the one that removes it.
  */
 
 /**
