@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { TypedSearchAttributes, type WorkflowInfo } from '@temporalio/common';
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { PatchActivationInput } from '@temporalio/worker';
 import { budgetPatchActivation, takesBudgetBranch } from '../../src/budgets/patch-activation.js';
 import type { BudgetsFile } from '../../src/domain/budgets.js';
 import { HASHING_DURING_TEARDOWN, TEAM_BUDGET } from '../../src/workflows/patches.js';
@@ -31,7 +32,7 @@ describe('budgetPatchActivation: the callback the worker installs', () => {
       typedSearchAttributes: new TypedSearchAttributes(
         team ? [{ key: SearchAttributes.team, value: team }] : [],
       ),
-    }) as unknown as WorkflowInfo;
+    }) as unknown as PatchActivationInput['workflowInfo'];
   const ask = (read: (() => BudgetsFile) | undefined, patchId: string, team?: string) =>
     budgetPatchActivation(read)({ patchId, workflowInfo: info(team) });
 
