@@ -22,7 +22,11 @@ import { writeResults } from './results.js';
 import { writeSyntheticCheckpoint } from './synthetic-checkpoint.js';
 
 /** The code these numbers depend on (bench/results.ts): a change to it makes them stale. */
-const measuredCode = ['bench/hash.ts', 'bench/synthetic-checkpoint.ts', 'src/activities/checkpoints/hash-checkpoints.ts'];
+const measuredCode = [
+  'bench/hash.ts',
+  'bench/synthetic-checkpoint.ts',
+  'src/activities/checkpoints/hash-checkpoints.ts',
+];
 
 const run = promisify(execFile);
 const gib = Number(process.argv[2] ?? 4);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseYamlMapping } from './yaml-mapping.js';
 import { type BudgetsFile, parseBudgets } from '../domain/budget/budgets.js';
@@ -6,4 +7,9 @@ import { type BudgetsFile, parseBudgets } from '../domain/budget/budgets.js';
 export async function loadBudgetsFile(path: string): Promise<BudgetsFile> {
   const text = await readFile(path, 'utf8');
   return parseBudgets(parseYamlMapping(text, path, 'budgets file'), path);
+}
+
+/** The same, at once: for the worker's patch activation callback, which cannot wait. */
+export function loadBudgetsFileNow(path: string): BudgetsFile {
+  return parseBudgets(parseYamlMapping(readFileSync(path, 'utf8'), path, 'budgets file'), path);
 }

@@ -10,8 +10,9 @@ import { type OrchestratorConfig, loadConfig } from '../config/config.js';
 import { JsonSdkLogger, activityContextLogger, jsonLogger } from './logging.js';
 import { queryStopAtCheckpointPending, signalProgress } from './progress-reporter.js';
 import { RegistryClient } from '../registry/client.js';
-import { loadBudgetsFile } from '../config/budgets-file.js';
+import { loadBudgetsFile, loadBudgetsFileNow } from '../config/budgets-file.js';
 import { budgetLedgerClient } from './budget-ledger-client.js';
+import { budgetPatchActivation } from './budget-patch-activation.js';
 import { temporalConnectionSettings } from '../temporal/temporal-connection.js';
 import { workflowInterceptorModules, workflowSource } from './workflow-code.js';
 import { describeUserError } from '../config/user-errors.js';
@@ -73,6 +74,7 @@ export async function createWorker(
   // A broken budgets file stops the worker at start, naming the field, rather than each run later.
   if (deps.budgets) await deps.budgets.load();
   const source = workflowSource(config.RAGEN_WORKFLOW_BUNDLE);
+  const budgetsFile = config.RAGEN_BUDGETS_FILE;
   if (metrics) registerClustersAlive(metrics.registry, deps.backends);
   const worker = await Worker.create({
     connection,
@@ -81,6 +83,10 @@ export async function createWorker(
     // The prebuilt bundle (npm run build) when present; the sources, bundled now, otherwise.
     ...source,
     activities: createActivities(deps),
+    // A new run takes the team-budget branch (and records its marker) only when its team has a budget.
+    patchActivationCallback: budgetPatchActivation(
+      budgetsFile ? () => loadBudgetsFileNow(budgetsFile) : undefined,
+    ),
     // Cancellation reaches an activity in a heartbeat reply; the default throttle (0.8 x the 60 s
     // heartbeat timeout) would let a cancelled or paused training job run on for up to 48 s.
     maxHeartbeatThrottleInterval: '3 seconds',

@@ -17,15 +17,7 @@ import type {
   CampaignResult,
   LatestCheckpoint,
 } from '../domain/campaign/campaign.js';
-import {
-  extendSignal,
-  extendUpdate,
-  pauseSignal,
-  pauseUpdate,
-  progressQuery,
-  resumeSignal,
-  resumeUpdate,
-} from './campaign-definitions.js';
+import { extendUpdate, pauseUpdate, progressQuery, resumeUpdate } from './campaign-definitions.js';
 import {
   type AttemptEnding,
   type CampaignRun,
@@ -69,10 +61,9 @@ type Child = ChildWorkflowHandle<typeof experiment>;
  * COMPLETE checkpoint in the campaign's shared checkpoint dir (tracker + ledger hashes, see the
  * latestCompleteCheckpoint activity). Budgets: maxAttempts, maxAttemptsWithoutNewCheckpoint.
  * Continue-as-new between attempts past budgets.historyEventsBeforeContinueAsNew, carrying lineage.
- * Updates (and signals of the same names): pause (stop after the next checkpoint, tear down, wait),
- * resume, extend(steps). Cancel (workflow cancellation) is graceful: the child archives what
- * exists and tears down. Queries: status, progress. The campaign manifest links every attempt's
- * manifest; it is written once.
+ * Updates: pause (stop after the next checkpoint, tear down, wait), resume, extend(steps). Cancel
+ * (workflow cancellation) is graceful: the child archives what exists and tears down. Queries:
+ * status, progress. The campaign manifest links every attempt's manifest; it is written once.
  */
 export async function campaign(input: CampaignInput): Promise<CampaignResult> {
   const run = newCampaignRun(input, workflowInfo());
@@ -171,14 +162,6 @@ function answerCommandsAndQueries(run: CampaignRun, child: { current?: Child }):
       },
     },
   );
-  // The signals of before the Updates: still accepted; what an Update refuses, they ignore.
-  setHandler(pauseSignal, pause);
-  setHandler(resumeSignal, () => {
-    state.paused = false;
-  });
-  setHandler(extendSignal, (steps) => {
-    if (Number.isInteger(steps) && steps > 0) state.totalTrainingSteps += steps;
-  });
   setHandler(progressSignal, (p) => {
     if (p.step !== undefined) live.step = Math.max(live.step, p.step);
     if (p.lastCheckpointStep !== undefined && p.lastCheckpointStep > live.lastCheckpointStep) {

@@ -1,7 +1,8 @@
 /**
- * `patched()` ids of workflow changes since 1.0. Each has a history recorded before it in
- * test/workflows/histories/ (the replay test runs the old branch on it); an id is removed only when
- * no workflow that started before it can still be running (CONTRIBUTING.md).
+ * `patched()` ids of workflow changes since 1.0 (all five first released in 1.1.0). Each has, in
+ * test/workflows/histories/<release>/, a history that reaches its call without the marker (the
+ * replay test runs the old branch on it) and one with it (test/unit/patch-coverage.test.ts).
+ * CONTRIBUTING.md's patch table gives the release that deprecates each and the one that removes it.
  */
 
 /**
@@ -33,7 +34,9 @@ export const HASHING_DURING_TEARDOWN = 'hashing-during-teardown';
 /**
  * Team budgets: the run reserves its GPU-hour estimate after preflight (a queued run waits, a
  * refused one creates nothing) and settles the measured allocation after teardown. The run deadline
- * counts from the grant. Recorded before: every experiment history; with it: experiment-budget-granted
- * (and the teamBudget workflow itself: budget-vision).
+ * counts from the grant. Only a run whose team has a budget takes it: the worker decides as the run
+ * starts (src/worker/budget-patch-activation.ts), so a run without one records no marker and takes the
+ * 1.0.0 path. Without it: every experiment history but one; with it: experiment-budget-granted (and
+ * the teamBudget workflow itself: budget-vision).
  */
 export const TEAM_BUDGET = 'team-budget';

@@ -23,6 +23,7 @@ import { ManifestSchema } from '../../src/domain/run/manifest.js';
 import { shortHash } from '../../src/domain/spec/naming.js';
 import { campaignManifestPath, checkpointPath } from '../../src/domain/spec/paths.js';
 import { wandbRunId } from '../../src/domain/tracking/wandb-env.js';
+import { pauseUpdate, resumeUpdate } from '../../src/workflows/campaign-definitions.js';
 import { REPO_ROOT, loadConfig } from '../../src/config/config.js';
 import { outcomeOf, restartsInMetrics } from '../helpers/campaign-outcome.js';
 import { FaultHarness, completedCheckpointHashes } from '../helpers/fault-harness.js';
@@ -226,7 +227,7 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     const spec = h.spec(60);
     const handle = await h.startCampaign(id, spec);
     const at = await h.waitForProgress(handle, (p) => p.lastCheckpointStep >= 2, 'checkpoint 2');
-    await handle.signal('pause');
+    await handle.executeUpdate(pauseUpdate);
     const paused = await h.waitForProgress(handle, (p) => p.phase === 'paused', 'the pause');
     assert.ok(
       paused.lastCheckpointStep > at.lastCheckpointStep,
@@ -237,7 +238,7 @@ describe('campaign fault injection (real dev server, worker process, real Ray, r
     const before = await completedCheckpointHashes(h.checkpointDir(spec, id));
     await sleep(2000);
     assert.equal((await handle.query<{ phase: string }>('progress')).phase, 'paused', 'it waits');
-    await handle.signal('resume');
+    await handle.executeUpdate(resumeUpdate);
     const { result, error } = await outcomeOf(handle);
     assert.equal(error, undefined, String(error));
     assert.deepEqual(

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { existsSync, realpathSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,13 +8,19 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { format, resolveConfig } from 'prettier';
 import type { Activities } from '../../src/activities/index.js';
+import { budgetPatchActivation } from '../../src/worker/budget-patch-activation.js';
+import type { BudgetsFile } from '../../src/domain/budget/budgets.js';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { type ScheduledAction, createSchedule, triggerSchedule } from '../../src/cli/schedule.js';
 import type { ScheduleRequest } from '../../src/domain/spec/schedule.js';
+import { currentRelease, historiesRoot } from './history-corpus.js';
 import { devServerEnv, timeSkippingEnv, workflowBundle } from './temporal.js';
 
-/** Where the replay test finds the histories; a file's name (without .json) is its workflow id. */
-export const historiesDir = new URL('../workflows/histories/', import.meta.url);
+/**
+ * Where new recordings go: the folder of the release the code is (package.json's version), beside
+ * the older releases' folders; a file's name (without .json) is its workflow id.
+ */
+export const recordingDir = (): string => join(historiesRoot, currentRelease());
 
 /** One workflow run to record: its input, its (fake) activities, and what a user does meanwhile. */
 export interface Recording {
@@ -24,6 +31,11 @@ export interface Recording {
   activities: Activities;
   /** Signals, Updates or a cancel while it runs; the run then goes on to its end. */
   drive?: (handle: WorkflowHandle, client: Client) => Promise<void>;
+  /**
+   * The worker's budgets.yaml: as on a real worker, only a run of a team it lists takes the
+   * team-budget branch (src/worker/budget-patch-activation.ts). Absent: the worker has none.
+   */
+  budgets?: BudgetsFile;
   /** Child workflows (from the parent's result) whose histories are worth keeping too. */
   children?: (result: unknown) => string[];
   /**
@@ -41,13 +53,13 @@ export const historyFileName = (workflowId: string): string => `${encodeURICompo
 
 /**
  * Runs each scenario to its end and writes each history (and the chosen children's) as JSON into
- * test/workflows/histories/: on the time-skipping server, or on the dev server where a Schedule
- * starts the run. A failed or cancelled end is a scenario's purpose, not an error; a run that is
- * still open is.
+ * test/workflows/histories/<release>/: on the time-skipping server, or on the dev server where a
+ * Schedule starts the run. A failed or cancelled end is a scenario's purpose, not an error; a run
+ * that is still open is. A history already recorded is never written over: a recording is a record.
  */
 export async function recordHistories(scenarios: Record<string, Scenario>): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') }); // failed and cancelled runs are on purpose
-  await mkdir(historiesDir, { recursive: true });
+  await mkdir(recordingDir(), { recursive: true });
   // The client is bound late: the scenarios built now run on whichever server they need.
   let client: Client | undefined;
   const built = Object.entries(scenarios).map(([name, scenario]) => ({ name, r: scenario(() => client!) }));
@@ -68,12 +80,15 @@ export async function recordHistories(scenarios: Record<string, Scenario>): Prom
 }
 
 async function recordOne(env: TestWorkflowEnvironment, name: string, r: Recording): Promise<void> {
+  if (!r.schedule) refuseToOverwrite(r.workflowId);
   const taskQueue = `record-${name}`;
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,
     workflowBundle: await workflowBundle(),
     activities: r.activities,
+    // The decision a real worker makes for each new run (the worker's createWorker installs the same).
+    patchActivationCallback: budgetPatchActivation(r.budgets && (() => r.budgets!)),
   });
   const ids = await worker.runUntil(async () => {
     const handle = r.schedule
@@ -89,7 +104,17 @@ async function recordOne(env: TestWorkflowEnvironment, name: string, r: Recordin
     if (status.name === 'RUNNING') throw new Error(`${handle.workflowId} is still running`);
     return [handle.workflowId, ...(r.children?.(result) ?? [])];
   });
+  ids.forEach(refuseToOverwrite);
   for (const id of ids) await save(env.client, id);
+}
+
+/** CONTRIBUTING.md: never re-record a history (to make a failing replay pass, or at all). */
+function refuseToOverwrite(workflowId: string): void {
+  const file = join(recordingDir(), historyFileName(workflowId));
+  if (existsSync(file))
+    throw new Error(
+      `${file} is recorded already: a recording is never replaced; give the scenario a new workflow id`,
+    );
 }
 
 /** Creates the schedule, fires it once (trigger), and hands back the run it started; the schedule is deleted. */
@@ -114,11 +139,25 @@ async function startBySchedule(client: Client, r: Recording, taskQueue: string):
 async function save(client: Client, workflowId: string): Promise<void> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   // A path, not a URL: a URL would decode the %3A of a scheduled run's id back into a colon.
-  const file = join(fileURLToPath(historiesDir), historyFileName(workflowId));
+  const file = join(recordingDir(), historyFileName(workflowId));
   // Written as Prettier writes it, so `prettier --check` passes on the recorded files as they are.
   const options = await resolveConfig(file);
-  await writeFile(file, await format(historyToJSON(history), { ...options, parser: 'json' }));
+  await writeFile(
+    file,
+    await format(withoutCheckoutPath(historyToJSON(history)), { ...options, parser: 'json' }),
+  );
   console.log(`${historyFileName(workflowId)}: ${history.events?.length} events`);
+}
+
+/**
+ * The failures' stack traces name source files by absolute path: the checkout's folder is cut, so
+ * a history names no folder of the machine it was recorded on (replay never reads a stack trace).
+ */
+function withoutCheckoutPath(json: string): string {
+  const checkout = fileURLToPath(new URL('../../', import.meta.url));
+  // node_modules may be a link to a shared install: its real folder is cut as well.
+  const modules = realpathSync(join(checkout, 'node_modules'));
+  return json.split(modules).join('node_modules').split(checkout).join('');
 }
 
 /** Polls `ok` every 20 ms (real time: the stand-in activities run in real time). */

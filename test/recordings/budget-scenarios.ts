@@ -22,6 +22,7 @@ export const budgetScenarios: Record<string, Scenario> = {
     workflowId: 'experiment-budget-granted',
     workflowType: 'experiment',
     args: [testInput(testSpec({ team: 'vision', budget: { estimateGpuHours: 2 } }))],
+    budgets: { teams: { vision: budget } },
     activities: fakeActivities({
       reserveBudget: async ({ request }) => ({
         status: 'granted',

@@ -34,18 +34,19 @@ export const campaignScenarios: Record<string, Scenario> = {
     };
   },
 
-  // Kueue preempted the first attempt's cluster: recorded before such an attempt was `preempted`.
-  'campaign-preempted': (client) => {
+  // Kueue preempted the first attempt's cluster: the attempt is `preempted` (1.1.0/campaign-preempted,
+  // recorded before, has it `failed`).
+  'campaign-preempted-outcome': (client) => {
     const world = fakeCampaignWorld(client, {
       failAt: (attempt, step) => attempt === 1 && step === 15,
       failType: ErrorTypes.ClusterPreempted,
     });
     return {
-      workflowId: 'campaign-preempted',
+      workflowId: 'campaign-preempted-outcome',
       workflowType: 'campaign',
       args: [campaignInput(20)],
       activities: fakeActivities(world.overrides).activities,
-      children: () => ['campaign-preempted-a1'],
+      children: () => ['campaign-preempted-outcome-a1'],
     };
   },
 

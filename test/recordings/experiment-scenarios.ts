@@ -22,7 +22,7 @@ export const experimentScenarios: Record<string, Scenario> = {
     activities: fakeActivities().activities,
   }),
 
-  // KubeRay: the shared-storage proof and the all-reduce check, recorded before they ran together.
+  // KubeRay: the shared-storage proof and the all-reduce check (1.1.0/…-succeeded: before they ran together).
   'experiment-kuberay-succeeded': () => ({
     workflowId: 'experiment-kuberay-succeeded',
     workflowType: 'experiment',
@@ -30,12 +30,13 @@ export const experimentScenarios: Record<string, Scenario> = {
     activities: fakeActivities().activities,
   }),
 
-  // Kueue: the admission wait inside join, recorded before it became the stage `queued`.
-  'experiment-kuberay-queued': () => {
+  // Kueue: the admission wait, in the stage `queued` (1.1.0/experiment-kuberay-queued, recorded
+  // before that stage, has it inside join).
+  'experiment-kuberay-queued-stage': () => {
     const spec = kuberaySpec('/mnt/shared');
     spec.kuberay = { ...spec.kuberay!, queueName: 'team-gpus' };
     return {
-      workflowId: 'experiment-kuberay-queued',
+      workflowId: 'experiment-kuberay-queued-stage',
       workflowType: 'experiment',
       args: [testInput(spec)],
       activities: fakeActivities().activities,

@@ -1,8 +1,9 @@
 /**
  * `npm run record-histories`: runs every scenario on the time-skipping server with stand-in
- * activities and writes each history into test/workflows/histories/, which the replay test replays
- * in full. Record on purpose only: a new file when a `patched()` id is added (the history from
- * before it), or every file again when a release may break running workflows (see CONTRIBUTING.md).
+ * activities and writes each history into test/workflows/histories/<release>/ (package.json's
+ * version), which the replay test replays in full with every other release's. Record on purpose
+ * only: the history from before a new `patched()` id, one that takes its new branch, or every
+ * scenario once for a release (see CONTRIBUTING.md). A file already there is never written over.
  * One scenario by name: npm run record-histories -- sweep-limits-set
  */
 import type { Scenario } from '../helpers/history-recorder.js';

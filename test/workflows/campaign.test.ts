@@ -237,7 +237,7 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
       );
       assert.equal(calls.filter((c) => c === 'teardown').length, 1, 'the cluster is released while paused');
       assert.equal(calls.at(-1) === 'teardown' || calls.at(-1) === 'latestCompleteCheckpoint', true);
-      await handle.signal('resume'); // the signal of before the Updates is still accepted
+      await handle.executeUpdate(resumeUpdate);
     });
     assert.equal(result?.outcome, 'succeeded', JSON.stringify(result));
     assert.deepEqual(

@@ -13,6 +13,7 @@ import { mapFailuresAtBoundary } from '../../src/activities/common/failures.js';
 import { createNotify } from '../../src/activities/tracking/notify.js';
 import type { CampaignInput, CampaignProgress, CampaignResult } from '../../src/domain/campaign/campaign.js';
 import type { campaign } from '../../src/workflows/campaign.js';
+import { pauseUpdate, resumeUpdate } from '../../src/workflows/campaign-definitions.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
 import { fakeCampaignWorld } from '../helpers/fake-campaign-world.js';
 import { Receiver } from '../helpers/notify-receiver.js';
@@ -89,7 +90,7 @@ describe('notifications across a worker restart (real dev server, stand-in train
         const p = await handle.query<CampaignProgress>('progress');
         return p.lastCheckpointStep >= 5 ? p : undefined;
       });
-      await handle.signal('pause');
+      await handle.executeUpdate(pauseUpdate);
       await until('the paused post', async () =>
         receiver.delivered('/restart').length === 1 ? true : undefined,
       );
@@ -109,7 +110,7 @@ describe('notifications across a worker restart (real dev server, stand-in train
       await firstRun;
       const second = await workerNamed('worker-2', taskQueue);
       const result = (await second.runUntil(async () => {
-        await handle.signal('resume');
+        await handle.executeUpdate(resumeUpdate);
         return handle.result();
       })) as CampaignResult;
 
