@@ -10,6 +10,7 @@ import type { Activities } from '../../src/activities/index.js';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { type ScheduledAction, createSchedule, triggerSchedule } from '../../src/cli/schedule.js';
 import type { ScheduleRequest } from '../../src/domain/schedule.js';
+import { stripStackPaths } from './stack-paths.js';
 import { devServerEnv, timeSkippingEnv, workflowBundle } from './temporal.js';
 
 /** Where the replay test finds the histories; a file's name (without .json) is its workflow id. */
@@ -113,6 +114,7 @@ async function startBySchedule(client: Client, r: Recording, taskQueue: string):
 
 async function save(client: Client, workflowId: string): Promise<void> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  stripStackPaths(history);
   // A path, not a URL: a URL would decode the %3A of a scheduled run's id back into a colon.
   const file = join(fileURLToPath(historiesDir), historyFileName(workflowId));
   // Written as Prettier writes it, so `prettier --check` passes on the recorded files as they are.
