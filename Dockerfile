@@ -6,6 +6,8 @@ WORKDIR /app
 COPY package.json package-lock.json requirements.txt ./
 COPY payload ./payload
 COPY scripts ./scripts
+# Runtime requirements only (requirements.txt): no test server, MLflow server or pytest
+# (requirements-test.txt), no Debian test packages.
 RUN PYTHON=python3 RAGEN_SETUP_TEST_TOOLS=0 bash scripts/setup.sh
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -13,8 +15,9 @@ COPY src ./src
 COPY probes ./probes
 COPY search ./search
 # tsc into dist/, then the workflow code bundled once into dist/worker/workflow-bundle.js, which the
-# worker loads at start instead of bundling (see bench/worker-start.ts).
-RUN npm run build
+# worker loads at start instead of bundling (see bench/worker-start.ts). Then the build's tools and
+# the tests' packages (devDependencies: TypeScript, @temporalio/testing, ...) leave the image.
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 # Connection settings as the `temporal` CLI reads them: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
 # TEMPORAL_API_KEY, TEMPORAL_TLS*, or a profile file (TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE).
 ENV TEMPORAL_ADDRESS=temporal:7233

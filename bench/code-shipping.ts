@@ -7,9 +7,10 @@
  * by a second upload (a GET only), and used as the working_dir of a real Ray job that imports
  * RAGEN's package from it
  * (finds it there: importing it needs verl's and torch's dependencies, which an image has).
- *   flock /tmp/ray-tests.lock npx tsx bench/code-shipping.ts [ragen mirror] [verl mirror]
- * The mirrors are git directories (the `fetch` tool's /work/.mirror/<owner>+<name>/repo); a blob a
- * mirror lacks (its largest files) is written as incompressible bytes of the listed size.
+ *   flock /tmp/ray-tests.lock npx tsx bench/code-shipping.ts <ragen mirror> <verl mirror>
+ * (or RAGEN_MIRROR and VERL_MIRROR). The mirrors are git directories holding those commits (a bare
+ * clone, or a clone's .git); a blob a mirror lacks (its largest files) is written as incompressible
+ * bytes of the listed size.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execFileSync } from 'node:child_process';
@@ -36,9 +37,21 @@ const measuredCode = [
   'src/provenance/code-tree.ts',
 ];
 
-const RAGEN = { mirror: process.argv[2] ?? '/work/.mirror/mll-lab-nu+RAGEN/repo', commit: '20daedc' };
-const VERL = { mirror: process.argv[3] ?? '/work/.mirror/volcengine+verl/repo', commit: 'd62da49' };
+const RAGEN = { mirror: mirrorOf(2, 'RAGEN_MIRROR', 'mll-lab-nu/RAGEN'), commit: '20daedc' };
+const VERL = { mirror: mirrorOf(3, 'VERL_MIRROR', 'volcengine/verl'), commit: 'd62da49' };
 const config = loadConfig(process.env);
+
+/** The git directory of a mirror: the argument at `index`, else the variable; neither is an error saying so. */
+function mirrorOf(index: number, variable: string, repo: string): string {
+  const dir = process.argv[index] ?? process.env[variable];
+  if (!dir) {
+    console.error(
+      `bench/code-shipping.ts: no mirror of github.com/${repo}: pass its git directory as argument ${index - 1} or set ${variable}`,
+    );
+    process.exit(2);
+  }
+  return dir;
+}
 
 /**
  * A mirror's commit written into dir, file by file. The mirror may lack its largest blobs (images,

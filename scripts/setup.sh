@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent setup: npm ci, the Python venv (.venv) with exact pins, and the payload.
 # A second run with nothing changed only compares hashes and returns in well under 10 s.
+# RAGEN_SETUP_TEST_TOOLS=0 (the worker image, Dockerfile) installs what the orchestrator runs with
+# only: requirements.txt, not requirements-test.txt, and none of the Debian test packages below.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -19,15 +21,18 @@ if [ -f package-lock.json ]; then
   fi
 fi
 
-# Python venv: rebuild the installed set only when a pin or the payload's metadata changed.
-py_hash="$(hash_of requirements.txt payload/pyproject.toml)"
+# Python venv: rebuild the installed set only when a pin, the payload's metadata or the set of
+# requirement files changed (the test pins are part of the hash only where they are installed).
+py_requirements=(requirements.txt)
+if [ "${RAGEN_SETUP_TEST_TOOLS:-1}" != 0 ]; then py_requirements+=(requirements-test.txt); fi
+py_hash="$(hash_of "${py_requirements[@]}" payload/pyproject.toml)"
 if [ "$(cat .venv/.setup-hash 2>/dev/null)" != "$py_hash" ]; then
   if [ ! -x .venv/bin/python ]; then
     echo "setup: creating .venv with $python_bin"
     "$python_bin" -m venv .venv
   fi
   echo "setup: pip install (exact pins)"
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check "${py_requirements[@]/#/--requirement=}"
   if [ -f payload/pyproject.toml ]; then
     .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e payload
   fi
@@ -43,7 +48,7 @@ fi
 # Reports and the Temporal UI are checked in Debian's headless `chromium` (driven by puppeteer-core).
 # The production-topology test runs Temporal on Debian's PostgreSQL (its own initdb and port; the
 # package's own cluster is not used).
-# RAGEN_SETUP_TEST_TOOLS=0 skips them (the deployment image, Dockerfile).
+# RAGEN_SETUP_TEST_TOOLS=0 skips them (the worker image, Dockerfile).
 test_packages=()
 command -v docker-registry >/dev/null || test_packages+=(docker-registry)
 command -v htpasswd >/dev/null || test_packages+=(apache2-utils)

@@ -60,6 +60,7 @@ wait_build() {
 echo "== typecheck"; npx tsc --noEmit
 echo "== format"; npx prettier --check src test bench eslint.config.js
 echo "== lint"; npx eslint src test bench
+echo "== no development folders named"; bash scripts/check-no-dev-paths.sh
 echo "== node tests: unit, workflows (two files at a time: no Ray)"
 node_tests 2 test/unit/*.test.ts test/workflows/*.test.ts
 echo "== node tests: activities (some start Ray: one file at a time)"

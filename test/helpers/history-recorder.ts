@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
@@ -14,6 +13,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { type ScheduledAction, createSchedule, triggerSchedule } from '../../src/cli/schedule.js';
 import type { ScheduleRequest } from '../../src/domain/spec/schedule.js';
 import { currentRelease, historiesRoot } from './history-corpus.js';
+import { stripStackPaths } from './stack-paths.js';
 import { devServerEnv, timeSkippingEnv, workflowBundle } from './temporal.js';
 
 /**
@@ -138,26 +138,13 @@ async function startBySchedule(client: Client, r: Recording, taskQueue: string):
 
 async function save(client: Client, workflowId: string): Promise<void> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  stripStackPaths(history);
   // A path, not a URL: a URL would decode the %3A of a scheduled run's id back into a colon.
   const file = join(recordingDir(), historyFileName(workflowId));
   // Written as Prettier writes it, so `prettier --check` passes on the recorded files as they are.
   const options = await resolveConfig(file);
-  await writeFile(
-    file,
-    await format(withoutCheckoutPath(historyToJSON(history)), { ...options, parser: 'json' }),
-  );
+  await writeFile(file, await format(historyToJSON(history), { ...options, parser: 'json' }));
   console.log(`${historyFileName(workflowId)}: ${history.events?.length} events`);
-}
-
-/**
- * The failures' stack traces name source files by absolute path: the checkout's folder is cut, so
- * a history names no folder of the machine it was recorded on (replay never reads a stack trace).
- */
-function withoutCheckoutPath(json: string): string {
-  const checkout = fileURLToPath(new URL('../../', import.meta.url));
-  // node_modules may be a link to a shared install: its real folder is cut as well.
-  const modules = realpathSync(join(checkout, 'node_modules'));
-  return json.split(modules).join('node_modules').split(checkout).join('');
 }
 
 /** Polls `ok` every 20 ms (real time: the stand-in activities run in real time). */

@@ -7,7 +7,7 @@ import { freePorts } from '../../src/backends/local/ports.js';
 import { loadConfig } from '../../src/config/config.js';
 
 /**
- * A real `mlflow server` from the venv (PyPI mlflow, pinned in requirements.txt): SQLite backend
+ * A real `mlflow server` from the venv (PyPI mlflow, pinned in requirements-test.txt): SQLite backend
  * store and a local artifact root served through its artifact proxy, on a free loopback port.
  * Its background job runner is off (it starts a dozen huey processes this test never needs).
  * Runs in its own process group, stopped as a whole.

@@ -2,6 +2,7 @@
  * Which files of a shipped tree travel, and whether they fit: pure rules, table-tested. The I/O
  * (listing the tree with git, reading it) is src/provenance/code-tree.ts.
  */
+import ignore from 'ignore';
 
 /** One file of the tree: its path relative to the tree's top (`/`-separated) and size in bytes. */
 export interface TreeFile {
@@ -9,58 +10,15 @@ export interface TreeFile {
   size: number;
 }
 
-const escapeRegex = (s: string) => s.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-
-/** A .gitignore-style pattern as a regex over a `/`-separated path (see CodeSchema.exclude). */
-function patternRegex(glob: string): RegExp {
-  let out = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob.charAt(i);
-    if (c === '*' && glob[i + 1] === '*') {
-      const slash = glob[i + 2] === '/';
-      out += slash ? '(?:.*/)?' : '.*';
-      i += slash ? 2 : 1;
-    } else if (c === '*') out += '[^/]*';
-    else if (c === '?') out += '[^/]';
-    else out += escapeRegex(c);
-  }
-  return new RegExp(`^${out}$`);
-}
-
-interface Rule {
-  regex: RegExp;
-  /** Matched against the path from the top (a `/` in the pattern) or against each name. */
-  anchored: boolean;
-  /** A trailing `/`: matches folders only. */
-  dirOnly: boolean;
-}
-
-function ruleOf(pattern: string): Rule {
-  const dirOnly = pattern.endsWith('/');
-  const body = dirOnly ? pattern.slice(0, -1) : pattern;
-  const anchored = body.includes('/');
-  return { regex: patternRegex(body.replace(/^\//, '')), anchored, dirOnly };
-}
-
 /**
- * `exclude` as a predicate on a file's path: a file is left out when a pattern matches it or any
- * folder above it (leaving out a folder leaves out what is in it), as git reads .gitignore.
+ * `exclude` as a predicate on a file's path (relative, `/`-separated), with .gitignore's semantics
+ * as the `ignore` package implements them (its tests run against git's own): `!` re-includes,
+ * except under a left-out folder; a trailing `/` matches folders only; a leading or inner `/`
+ * anchors at the top; `**` spans folders. Later patterns win over earlier ones, as in a .gitignore.
  */
 export function excludeMatcher(patterns: readonly string[]): (path: string) => boolean {
-  const rules = patterns.map(ruleOf);
-  return (path) => {
-    const parts = path.split('/');
-    for (let i = 1; i <= parts.length; i++) {
-      const isDir = i < parts.length;
-      const prefix = parts.slice(0, i).join('/');
-      const name = parts[i - 1] ?? '';
-      for (const r of rules) {
-        if (r.dirOnly && !isDir) continue;
-        if (r.regex.test(r.anchored ? prefix : name)) return true;
-      }
-    }
-    return false;
-  };
+  const rules = ignore().add([...patterns]);
+  return (path) => rules.ignores(path);
 }
 
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;

@@ -15,9 +15,10 @@ export const CodeSchema = z.strictObject({
       'must be an absolute path to a directory the worker can read (a RAGEN working copy, say); write it starting with /',
   }),
   /**
-   * Patterns left out of the archive on top of the tree's .gitignore files, as in .gitignore:
-   * `*` and `?` within a name, `**` across folders, a trailing `/` for folders, a leading `/` (or a
-   * `/` inside) anchors the pattern at the tree's top; otherwise it matches a name at any depth.
+   * Patterns left out of the archive on top of the tree's .gitignore files, read as the lines of a
+   * .gitignore at the tree's top (src/domain/code/code-tree.ts): `*` and `?` within a name, `**` across
+   * folders, a trailing `/` for folders, a leading `/` (or a `/` inside) anchors the pattern at the
+   * tree's top, `!` re-includes; otherwise a pattern matches a name at any depth.
    */
   exclude: z.array(z.string().min(1)).default([]),
   /** Refuse an archive larger than this (uncompressed bytes of the files that travel). */
