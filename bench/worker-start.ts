@@ -16,7 +16,7 @@ import { writeResults } from './results.js';
 const measuredCode = ['bench/worker-start.ts', 'src'];
 
 const runs = Number(process.argv[2] ?? 5);
-const prebuilt = join(REPO_ROOT, 'dist', 'workflow-bundle.js');
+const prebuilt = join(REPO_ROOT, 'dist', 'worker', 'workflow-bundle.js');
 if (!existsSync(prebuilt)) {
   console.error(`no ${prebuilt}: run 'npm run build' first`);
   process.exit(2);

@@ -94,7 +94,7 @@ after(async () => {
 
 describe("the README's main command: the built CLI's run --embedded on the example spec", () => {
   it('runs the example end to end, writes a complete manifest and leaves no Ray process', async () => {
-    const built = await stat(join(REPO_ROOT, 'dist', 'cli.js'));
+    const built = await stat(join(REPO_ROOT, 'dist', 'cli', 'main.js'));
     const { stdout: newer } = await run('find', ['src', '-newer', 'dist/cli/main.js', '-print', '-quit'], {
       cwd: REPO_ROOT,
     });
