@@ -96,6 +96,19 @@ awaited() {
 # lane's (test/helpers/processes.ts).
 # - KubeRay's (a real kube-apiserver and operator, Ray in the stand-in kubelet's Pods): *kuberay*.
 kube_files=(test/integration/*kuberay*.test.ts)
+# RAGEN_CI_KUBE_LANES=2: these in a second KubeRay lane beside the first, in a stand-in kube
+# environment of its own (RAGEN_KUBE_ENV=1: its own bridge, subnets, namespaces, cgroups; see
+# test/helpers/kubelet-standin/environment.ts), about half of the lane's test code each.
+kube_lanes=${RAGEN_CI_KUBE_LANES:-1}
+[[ $kube_lanes == [12] ]] || { echo "RAGEN_CI_KUBE_LANES=$kube_lanes: 1 or 2" >&2; exit 2; }
+kube2_files=()
+if ((kube_lanes == 2)); then
+  kube2_files=(test/integration/{experiment-kuberay,kuberay-pod-templates,kuberay-pods}.test.ts)
+  kube1_files=()
+  for f in "${kube_files[@]}"; do [[ " ${kube2_files[*]} " == *" $f "* ]] || kube1_files+=("$f"); done
+else
+  kube1_files=("${kube_files[@]}")
+fi
 # - Files that start no Ray process (stand-in activities or none, the real dev server, SeaweedFS,
 #   Chromium, the activity's own process): two at a time, beside the Ray lanes.
 no_ray_files=(test/activities/{archive-disk-full,campaign-checkpoints,checkpoint-retention,hash-checkpoints}.test.ts
@@ -114,18 +127,25 @@ local_files=()
 for f in test/activities/*.test.ts test/integration/*.test.ts test/faults/*.test.ts; do
   [[ " ${kube_files[*]} ${no_ray_files[*]} ${seaweedfs_files[*]} ${postgres_files[*]} " == *" $f "* ]] || local_files+=("$f")
 done
-for f in "${no_ray_files[@]}" "${seaweedfs_files[@]}" "${postgres_files[@]}"; do [[ -f $f ]] || { echo "scripts/test.sh lists $f, which does not exist" >&2; exit 1; }; done
+for f in "${no_ray_files[@]}" "${seaweedfs_files[@]}" "${postgres_files[@]}" "${kube2_files[@]}"; do [[ -f $f ]] || { echo "scripts/test.sh lists $f, which does not exist" >&2; exit 1; }; done
 
 # The lanes, all at once; a lane runs its steps in order and goes on after a failed step (every
 # failing test shows in the summary at the end). Most of the Ray lanes' time is waiting (Pods, Ray
 # starting, training steps), so the CPU-bound checks run beside them.
 # - kuberay: the k8s Go build (etcd, kube-apiserver, the KubeRay operator, Kueue, kustomize), beside
 #   the setup, then the KubeRay files, one at a time. It is the longest lane: it starts first.
+#   kuberay_lane <lane> <kube environment> <files...>; environment 0's lane runs the build.
 kuberay_lane() {
-  export RAGEN_TEST_LANE=kuberay
-  phase "kuberay: k8s build" build k8s || return 1
+  local lane=$1 env=$2
+  shift 2
+  export RAGEN_TEST_LANE=$lane RAGEN_KUBE_ENV=$env
+  if ((env == 0)); then
+    marked k8s phase "$lane: k8s build" build k8s || return 1
+  else
+    awaited k8s || return 1
+  fi
   awaited setup || return 1
-  phase "kuberay: ${#kube_files[@]} files" node_test_run 1 "${kube_files[@]}"
+  phase "$lane: $# files" node_test_run 1 "$@"
 }
 # - The Temporal server's and SeaweedFS's Go builds, beside the setup, niced: only the last step of
 #   the local and the checks lane needs each, while the k8s build is on the longest lane's way.
@@ -180,8 +200,14 @@ checks_lane() {
   return "$rc"
 }
 
-echo "== lanes: kuberay (${#kube_files[@]} files), local (${#local_files[@]} files, ${#postgres_files[@]} after the Temporal build), checks (${#no_ray_files[@]} files without Ray after the unit and workflow tests, ${#seaweedfs_files[@]} after the SeaweedFS build); the kuberay and local lanes' output follows the checks'"
-kuberay_lane >"$logs/kuberay.log" 2>&1 & kuberay_pid=$!
+echo "== lanes: kuberay (${#kube1_files[@]} files$( ((kube_lanes == 2)) && echo "; kuberay2: ${#kube2_files[@]}")), local (${#local_files[@]} files, ${#postgres_files[@]} after the Temporal build), checks (${#no_ray_files[@]} files without Ray after the unit and workflow tests, ${#seaweedfs_files[@]} after the SeaweedFS build); the kuberay and local lanes' output follows the checks'"
+kuberay_lane kuberay 0 "${kube1_files[@]}" >"$logs/kuberay.log" 2>&1 & kuberay_pid=$!
+: >"$logs/kuberay2.log"
+kuberay2_pid=
+if ((kube_lanes == 2)); then
+  kuberay_lane kuberay2 1 "${kube2_files[@]}" >"$logs/kuberay2.log" 2>&1 & kuberay2_pid=$!
+  lane_pids+=("$kuberay2_pid")
+fi
 other_builds >"$logs/builds.log" 2>&1 & builds_pid=$!
 lane_pids+=("$kuberay_pid" "$builds_pid")
 marked setup phase setup cmd bash scripts/setup.sh
@@ -191,21 +217,23 @@ checks_lane >"$logs/checks.log" 2>&1 & checks_pid=$!
 # The checks lane's output as it comes; the shell itself only waits, so a TERM stops the run at once.
 tail -n +1 --pid="$checks_pid" -f "$logs/checks.log" & tail_pid=$!
 lane_pids+=("$local_pid" "$checks_pid" "$tail_pid")
-checks_rc=0 local_rc=0 kuberay_rc=0
+checks_rc=0 local_rc=0 kuberay_rc=0 kuberay2_rc=0
 wait "$checks_pid" || checks_rc=$?
 wait "$tail_pid" || true
 wait "$local_pid" || local_rc=$?
 wait "$kuberay_pid" || kuberay_rc=$?
+[[ -z $kuberay2_pid ]] || wait "$kuberay2_pid" || kuberay2_rc=$?
 wait "$builds_pid" || true
 lane_pids=()
 echo "== the Temporal and SeaweedFS builds"; cat "$logs/builds.log"
 echo "== the local lane"; cat "$logs/local.log"
 echo "== the kuberay lane"; cat "$logs/kuberay.log"
-if ((checks_rc || local_rc || kuberay_rc)); then
+[[ -z $kuberay2_pid ]] || { echo "== the kuberay2 lane"; cat "$logs/kuberay2.log"; }
+if ((checks_rc || local_rc || kuberay_rc || kuberay2_rc)); then
   # The failures again at the end, where a truncated CI log still shows them.
-  echo "== failed (checks lane exit $checks_rc, local lane exit $local_rc, kuberay lane exit $kuberay_rc):"
+  echo "== failed (checks lane exit $checks_rc, local lane exit $local_rc, kuberay lane exit $kuberay_rc, kuberay2 lane exit $kuberay2_rc):"
   ci_failed_phases | sed 's/^/  phase: /'
-  failures "$logs"/{checks,builds,local,kuberay}.log
+  failures "$logs"/{checks,builds,local,kuberay,kuberay2}.log
   exit 1
 fi
 if [[ -n $results_name ]]; then
