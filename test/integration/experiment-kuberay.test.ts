@@ -24,6 +24,7 @@ import type { experiment } from '../../src/workflows/experiment.js';
 import type { reaper } from '../../src/workflows/reaper.js';
 import { type KubeEnv, adminBackend, startKubeEnv } from '../helpers/kube-env.js';
 import type { KubeletStandIn } from '../helpers/kubelet-standin/index.js';
+import { KUBE_ENV } from '../helpers/kubelet-standin/environment.js';
 import { NODE_IP } from '../helpers/kubelet-standin/pod-network.js';
 import { tcpForward } from '../helpers/kubelet-standin/service-proxy.js';
 import { kuberaySpec } from '../helpers/kuberay-specs.js';
@@ -634,7 +635,7 @@ describe('the worker on Kubernetes: deploy/worker rendered by kustomize and appl
     });
     const podLog = () =>
       readFile(
-        `/var/tmp/rk/${(pod.metadata?.uid ?? '').replace(/-/g, '').slice(0, 10)}/logs/worker.log`,
+        `${KUBE_ENV.podsRoot}/${(pod.metadata?.uid ?? '').replace(/-/g, '').slice(0, 10)}/logs/worker.log`,
         'utf8',
       ).catch(() => '(no log)');
     // The kubelet's Events on the Pod (a failed probe, a kill): why a container ended.

@@ -35,6 +35,7 @@ import { activityDeps } from '../../src/worker/worker.js';
 import type { experiment } from '../../src/workflows/experiment.js';
 import type { reaper } from '../../src/workflows/reaper.js';
 import { type KubeEnv, startKubeEnv } from '../helpers/kube-env.js';
+import { NETNS_PREFIX } from '../helpers/kubelet-standin/pod-network.js';
 import { rayProcesses } from '../helpers/processes.js';
 import { kuberaySpec } from '../helpers/kuberay-specs.js';
 import { testInput } from '../helpers/specs.js';
@@ -140,7 +141,7 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
     }
     // The PVC: a file the test process writes is read inside a worker Pod (its mount namespace), and back.
     const worker = pods.find((p) => p !== head)!;
-    const netns = `rk-${(worker.metadata?.uid ?? '').replace(/-/g, '').slice(0, 10)}`;
+    const netns = `${NETNS_PREFIX}${(worker.metadata?.uid ?? '').replace(/-/g, '').slice(0, 10)}`;
     const pids = (await exec('ip', ['netns', 'pids', netns])).stdout.trim().split('\n');
     const cmdlines = await Promise.all(
       pids.map((p) => readFile(`/proc/${p}/cmdline`, 'utf8').catch(() => '')),

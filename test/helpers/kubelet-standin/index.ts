@@ -11,6 +11,7 @@ import {
   type V1Service,
   Watch,
 } from '@kubernetes/client-node';
+import { KUBE_ENV } from './environment.js';
 import { PodNetworks, hostsFile } from './pod-network.js';
 import { type Forward, startApiServerProxy } from './service-proxy.js';
 import { PodRunner } from './pod-runner.js';
@@ -68,7 +69,7 @@ import { matchesNodeAffinity, summarize, violatesAntiAffinity } from './scheduli
  *    `slowNodes` rate-limits (tc tbf, both directions) for every Pod on a node: a degraded NIC.
  */
 const run = promisify(execFile);
-const CGROUP_ROOT = '/sys/fs/cgroup/unified/ragen-kubelet-standin';
+const CGROUP_ROOT = KUBE_ENV.cgroupRoot;
 
 export interface KubeletStandInOptions {
   kc: KubeConfig;
@@ -134,7 +135,7 @@ export class KubeletStandIn {
   constructor(private readonly o: KubeletStandInOptions) {
     this.core = o.kc.makeApiClient(CoreV1Api);
     this.objects = KubernetesObjectApi.makeApiClient(o.kc);
-    this.rootDir = o.rootDir ?? '/var/tmp/rk';
+    this.rootDir = o.rootDir ?? KUBE_ENV.podsRoot;
     this.nodeNames = [o.nodeName, ...(o.extraNodes ?? [])];
   }
 

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { KUBE_ENV } from './environment.js';
 
 const run = promisify(execFile);
 
@@ -14,11 +15,11 @@ const run = promisify(execFile);
  * the cluster DNS names of Services (no cluster DNS server runs). resolv.conf points at a resolver
  * that refuses at once, so a name that is not in hosts fails fast instead of timing out.
  */
-export const BRIDGE = 'rgnk0';
-const SUBNET_PREFIX = '10.87';
+export const BRIDGE = KUBE_ENV.bridge;
+const SUBNET_PREFIX = KUBE_ENV.subnetPrefix;
 export const NODE_IP = `${SUBNET_PREFIX}.0.1`;
 /** Every network namespace of the stand-in starts with this (stale ones are removed at start). */
-const NETNS_PREFIX = 'rk-';
+export const NETNS_PREFIX = KUBE_ENV.netnsPrefix;
 
 async function ip(...args: string[]): Promise<void> {
   await run('ip', args);

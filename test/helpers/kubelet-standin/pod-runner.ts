@@ -17,6 +17,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { V1Container, V1Pod, V1Probe } from '@kubernetes/client-node';
+import { KUBE_ENV } from './environment.js';
 import { NODE_IP, type PodNetwork, type PodNetworks } from './pod-network.js';
 import { KUBERNETES_SERVICE_IP, KUBERNETES_SERVICE_PORT } from './service-proxy.js';
 import { type EnvSources, containerEnv, containerIdentity, expand, quantity } from './pod-spec.js';
@@ -25,7 +26,7 @@ import { type ContainerRecord, type PodRecord, newRecord, now, waiting } from '.
 const run = promisify(execFile);
 const ENTER_POD = fileURLToPath(new URL('./enter-pod.sh', import.meta.url));
 /** cgroup v2 hierarchy where each container gets a cgroup: how its processes are found and killed. */
-const CGROUP_ROOT = '/sys/fs/cgroup/unified/ragen-kubelet-standin';
+const CGROUP_ROOT = KUBE_ENV.cgroupRoot;
 
 export interface RunnerDeps {
   networks: PodNetworks;

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { type Server, type Socket, connect, createServer } from 'node:net';
 import { promisify } from 'node:util';
+import { KUBE_ENV } from './environment.js';
 import { BRIDGE } from './pod-network.js';
 
 const run = promisify(execFile);
@@ -12,7 +13,7 @@ const run = promisify(execFile);
  * stand-in's bridge, where every Pod's default route goes, and forwarded to the API server on
  * loopback. In-cluster clients get it as KUBERNETES_SERVICE_HOST/PORT.
  */
-export const KUBERNETES_SERVICE_IP = '10.0.0.1';
+export const KUBERNETES_SERVICE_IP = `${KUBE_ENV.serviceSubnetPrefix}.1`;
 export const KUBERNETES_SERVICE_PORT = 443;
 
 export interface Forward {
