@@ -8,6 +8,7 @@ import type {
   CampaignState,
   LatestCheckpoint,
 } from '../domain/campaign/campaign.js';
+import { endsCampaign, isPreemption } from '../domain/failures/catalogue.js';
 import { ErrorTypes } from '../domain/failures/error-types.js';
 import type { ExperimentInput, ExperimentResult } from '../domain/run/experiment-input.js';
 import { workerGpus } from '../domain/spec/experiment.js';
@@ -17,26 +18,6 @@ import { ledgerPath, manifestPath, runCheckpointDir } from '../domain/spec/paths
 import { secondsBetween } from './clock.js';
 import type { ChangingAttributes } from './visibility.js';
 import { type RunIds, runIds } from './run-ids.js';
-
-/** Failures another attempt cannot fix (bad input, storage, versions): the campaign fails at once. */
-const FATAL: ReadonlySet<string> = new Set([
-  ErrorTypes.InvalidSpec,
-  ErrorTypes.StorageNotWritable,
-  ErrorTypes.PreflightFailed,
-  ErrorTypes.RayVersionMismatch,
-  ErrorTypes.ImageNotVerified,
-  ErrorTypes.ManifestExists,
-  ErrorTypes.ProbeUnavailable,
-  ErrorTypes.ImageContractUnmet,
-  ErrorTypes.TrainingConfigInvalid,
-  ErrorTypes.EntrypointNotFound,
-  ErrorTypes.CheckpointUnusable,
-  ErrorTypes.CheckpointDiskFull,
-  ErrorTypes.ArchiveDiskFull,
-  ErrorTypes.ImagePullFailed,
-  ErrorTypes.PodConfigInvalid,
-  ErrorTypes.StorageNotShared,
-]);
 
 /**
  * Everything a campaign knows: `state` (carried across continue-as-new), what the queries show
@@ -151,7 +132,10 @@ export function earlyStopReason(run: CampaignRun): string | undefined {
     : undefined;
 }
 
-/** Why no further attempt may start (a budget is used up, or the last failure is fatal); undefined if one may. */
+/**
+ * Why no further attempt may start (a budget is used up, or the last failure is one no attempt can
+ * fix: the catalogue's `fatal`); undefined if one may.
+ */
 export function budgetFailure(run: CampaignRun): { type: string; reason: string } | undefined {
   const { state } = run;
   const { budgets } = run.input;
@@ -170,7 +154,7 @@ export function budgetFailure(run: CampaignRun): { type: string; reason: string 
       reason: `${state.attemptsWithoutNewCheckpoint} attempts in a row ended without a new checkpoint (campaign.maxAttemptsWithoutNewCheckpoint=${budgets.maxAttemptsWithoutNewCheckpoint}); the last ended with ${last?.ended.type}: ${last?.ended.message}`,
     };
   }
-  if (last && FATAL.has(last.ended.type)) {
+  if (last && endsCampaign(last.ended.type)) {
     return {
       type: last.ended.type,
       reason: `attempt ${last.attempt} failed with ${last.ended.type}, which another attempt cannot fix: ${last.ended.message}`,
@@ -184,6 +168,28 @@ export interface AttemptEnding {
   result?: ExperimentResult;
   outcome: AttemptRecord['outcome'];
   ended: AttemptEnd;
+}
+
+/**
+ * How an attempt that ended in a failure counts: a cancellation, a preemption (the catalogue's
+ * `preempted`, once the patch asked for by `preemptionPatched` is in; asked only for such a type, so
+ * histories keep their markers), else a failure.
+ */
+export function failedAttemptOutcome(
+  f: { type?: string; cancelled: boolean },
+  preemptionPatched: () => boolean,
+): 'cancelled' | 'preempted' | 'failed' {
+  if (f.cancelled) return 'cancelled';
+  return isPreemption(f.type) && preemptionPatched() ? 'preempted' : 'failed';
+}
+
+/** Attempts in a row without a new checkpoint: a failed one that left none adds one, any other ending starts again at 0. */
+export function stallCountAfter(
+  previous: number,
+  outcome: AttemptRecord['outcome'],
+  progressed: boolean,
+): number {
+  return outcome === 'failed' && !progressed ? previous + 1 : 0;
 }
 
 /** The lineage record of one attempt. */

@@ -27,9 +27,11 @@ import {
   buildCampaignManifestDraft,
   campaignResult,
   earlyStopReason,
+  failedAttemptOutcome,
   finishedTraining,
   newCampaignRun,
   progressOf,
+  stallCountAfter,
 } from './campaign-run.js';
 import { workflowNowIso } from './clock.js';
 import { stopAtNextCheckpointSignal } from './experiment-definitions.js';
@@ -319,8 +321,11 @@ async function runAttempt(
   );
   run.state.attempts.push(record);
   const progressed = checkpointStepAfter > startedFromStep;
-  run.state.attemptsWithoutNewCheckpoint =
-    ending.outcome === 'failed' && !progressed ? run.state.attemptsWithoutNewCheckpoint + 1 : 0;
+  run.state.attemptsWithoutNewCheckpoint = stallCountAfter(
+    run.state.attemptsWithoutNewCheckpoint,
+    ending.outcome,
+    progressed,
+  );
   if (ending.cancellation !== undefined) throw ending.cancellation;
 }
 
@@ -337,10 +342,9 @@ async function attemptEnding(child: Child): Promise<AttemptEnding & { cancellati
     return { result, outcome, ended: { type: result.outcome, message } };
   } catch (err) {
     const f = unwrapFailure(err);
-    const preempted = !f.cancelled && f.type === ErrorTypes.ClusterPreempted && patched(CAMPAIGN_PREEMPTION);
     return {
       result: f.details[0] as AttemptEnding['result'],
-      outcome: f.cancelled ? 'cancelled' : preempted ? 'preempted' : 'failed',
+      outcome: failedAttemptOutcome(f, () => patched(CAMPAIGN_PREEMPTION)),
       ended: { type: f.cancelled ? 'cancelled' : (f.type ?? 'failed'), message: f.message },
       cancellation: f.cancelled ? err : undefined,
     };

@@ -10,6 +10,7 @@ import {
 } from '@temporalio/workflow';
 import { stepOfCheckpointPath } from '../domain/campaign/campaign.js';
 import { environmentOfFailureDetails } from '../domain/join/environment-probe.js';
+import { resubmitsCluster } from '../domain/failures/catalogue.js';
 import { ErrorTypes } from '../domain/failures/error-types.js';
 import type { ExperimentInput, ExperimentResult } from '../domain/run/experiment-input.js';
 import { clusterName } from '../domain/spec/naming.js';
@@ -62,13 +63,6 @@ import {
   validate,
   verify,
 } from './policies.js';
-
-/** Failures during join that a fresh cluster can fix: the whole cluster is resubmitted. */
-const RESUBMITTABLE: ReadonlySet<string> = new Set([
-  ErrorTypes.JoinDeadlineExceeded,
-  ErrorTypes.AllReduceFailed,
-  ErrorTypes.ClusterLost,
-]);
 
 /**
  * One experiment: preflight, verify, submit, join (+ all-reduce), train, validate, teardown,
@@ -240,8 +234,9 @@ async function provisionCluster(run: ExperimentRun): Promise<void> {
       await joinStage(run);
       return;
     } catch (err) {
+      // Which failures a fresh cluster can fix is the catalogue's `resubmit` (src/domain/failures).
       const type = unwrapFailure(err).type ?? '';
-      if (!RESUBMITTABLE.has(type) || run.status.attempt >= spec.join.maxResubmits) throw err;
+      if (!resubmitsCluster(type) || run.status.attempt >= spec.join.maxResubmits) throw err;
       await removeCluster(run); // a fresh cluster under the next attempt's name
       run.status.attempt++;
     }
