@@ -1,8 +1,9 @@
 import { type ErrorType, type TransientErrorType } from '../domain/failures/error-types.js';
 
 /**
- * A failure as the backends, the registry client and the activities see it: a type from
- * src/domain/failures/error-types.ts, a message that names the fix, whether retrying can help, and details.
+ * A failure as the backends, the registry client and the activities see it: a type of the failure
+ * catalogue (src/domain/failures/catalogue.ts), a message that names the fix, whether retrying can
+ * help, and details.
  * No Temporal here: the activity boundary (src/activities/common/failures.ts) maps it onto an
  * ApplicationFailure once, so code below the activities never depends on the SDK.
  */
@@ -28,12 +29,15 @@ export class DomainError extends Error {
   }
 }
 
-/** A failure that retrying cannot fix (bad input, a refusal, a mismatch). */
+/** A failure that retrying cannot fix (bad input, a refusal, a mismatch): a type the catalogue calls permanent. */
 export function permanent(type: ErrorType, message: string, details?: unknown): DomainError {
   return new DomainError({ type, message, permanent: true, details });
 }
 
-/** A failure the activity's retry policy tries again (a server answering 5xx, a cluster not ready yet). */
+/**
+ * A failure the activity's retry policy tries again (a server answering 5xx, a cluster not ready
+ * yet): a type the catalogue calls transient.
+ */
 export function transient(
   type: TransientErrorType,
   message: string,

@@ -6,11 +6,12 @@ export { permanent } from '../../errors/domain-error.js';
 
 /**
  * The one place where domain errors become Temporal failures. Non-retryable is said by the throw
- * site alone (`permanent` vs `transient`), not by the retry policies' nonRetryableErrorTypes: the
- * code that sees the cause knows whether retrying helps (a Kubernetes 403 never does, a 503 does,
- * from the same call), and the cleanup profile, which has no type list, then treats a permanent
- * error exactly like the others do. Anything else (an ApplicationFailure, a cancellation, a plain
- * Error) passes unchanged; Temporal retries plain errors.
+ * site alone (`permanent` vs `transient`, each taking the types the failure catalogue's `retry`
+ * gives it), not by the retry policies' nonRetryableErrorTypes: the code that sees the cause knows
+ * whether retrying helps (a Kubernetes 403 never does, a 503 does, from the same call), and the
+ * cleanup profile, which has no type list, then treats a permanent error exactly like the others
+ * do. Anything else (an ApplicationFailure, a cancellation, a plain Error) passes unchanged;
+ * Temporal retries plain errors.
  */
 export function toTemporalFailure(err: unknown): unknown {
   if (!(err instanceof DomainError)) return err;
