@@ -102,7 +102,7 @@ export const FAILURE_CATALOGUE = {
     resubmit: true,
     campaign: 'attempt',
     means: "The all-reduce check across the cluster's GPUs failed, or a node's links are too slow.",
-    fix: 'Check the nodes and links the message names; they are recorded as link suspects and avoided.',
+    fix: 'Check the nodes and links the message names; a fresh cluster is tried.',
   },
   TooFewHealthyNodes: {
     retry: 'permanent',
@@ -196,7 +196,7 @@ export const FAILURE_CATALOGUE = {
     resubmit: true,
     campaign: 'attempt',
     means: 'The cluster, its head or the job on it disappeared (deleted, replaced, failed).',
-    fix: 'Nothing to fix in the spec: a fresh cluster is tried; check the nodes if it repeats.',
+    fix: 'At join a fresh cluster is tried, in a campaign the next attempt resumes; check the nodes if it repeats.',
   },
   ValidationFailed: {
     retry: 'permanent',
@@ -204,7 +204,7 @@ export const FAILURE_CATALOGUE = {
     campaign: 'attempt',
     means:
       'The validation job failed, printed no result, validated another step, or its results are invalid.',
-    fix: 'Read the log tail; set validation.envTag to the tag the trainer validates.',
+    fix: "Read the log tail; with the trainer's validation, set validation.envTag to the tag it validates.",
   },
   ManifestExists: {
     retry: 'permanent',
