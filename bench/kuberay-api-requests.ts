@@ -63,14 +63,14 @@ try {
   );
 
   const start = Date.now();
-  const before = backend.api.requests;
+  const before = backend.kube.transport.requests;
   let polls = 0;
   while (Date.now() - start < seconds * 1000) {
     await backend.describeCluster(handle);
     polls++;
     await sleep(pollMs);
   }
-  const requests = backend.api.requests - before;
+  const requests = backend.kube.transport.requests - before;
   const minutes = (Date.now() - start) / 60_000;
   console.log(`describeCluster polls: ${polls} (every ${pollMs} ms) over ${(minutes * 60).toFixed(0)} s`);
   console.log(

@@ -35,7 +35,7 @@ const worker = await Worker.create({
   activities: createActivities(deps),
 });
 process.on('message', (m) => {
-  if (m === 'requests') process.send?.({ requests: backend.api.requests });
+  if (m === 'requests') process.send?.({ requests: backend.kube.transport.requests });
 });
 process.once('SIGTERM', () => worker.shutdown());
 console.log('polling');

@@ -133,7 +133,7 @@ async function lastAttempt(handle: Handle, activityType: string): Promise<number
 }
 
 async function assertClean(): Promise<void> {
-  const left = await backend.api.listRayClusters('app.kubernetes.io/managed-by=ragen-orchestrator');
+  const left = await backend.kube.rayClusters.list('app.kubernetes.io/managed-by=ragen-orchestrator');
   assert.deepEqual(
     left.map((c) => c.metadata.name),
     [],
@@ -185,7 +185,7 @@ describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, sta
             samples.push({
               stage: s.stage,
               at: Date.now(),
-              requests: backend.api.requests,
+              requests: backend.kube.transport.requests,
               joined: s.joinedWorkers,
             });
           if (!createdAt && s?.stage === 'join') {
@@ -203,7 +203,7 @@ describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, sta
       const r = await handle.result();
       done = true;
       await sampler;
-      samples.push({ stage: 'end', at: Date.now(), requests: backend.api.requests, joined: 0 });
+      samples.push({ stage: 'end', at: Date.now(), requests: backend.kube.transport.requests, joined: 0 });
       return r;
     });
     assert.equal(result.outcome, 'succeeded', JSON.stringify(result, null, 2));
@@ -422,7 +422,7 @@ describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, sta
       await handle.terminate('test: terminate skips every cleanup in the workflow');
       const terminatedAt = Date.now();
       assert.ok(
-        await backend.api.getRayCluster(name),
+        await backend.kube.rayClusters.get(name),
         'terminate ran no teardown: the cluster is still there',
       );
       const report = await env.client.workflow.execute<typeof reaper>('reaper', {
@@ -433,7 +433,7 @@ describe('experiment on kuberay (real kube-apiserver, real KubeRay operator, sta
       const entry = report.entries.find((e) => e.cluster === name);
       assert.equal(entry?.action, 'deleted', JSON.stringify(report));
       assert.match(entry?.reason ?? '', /terminated/);
-      assert.equal(await backend.api.getRayCluster(name), undefined);
+      assert.equal(await backend.kube.rayClusters.get(name), undefined);
       console.log(
         `# kuberay: terminate -> RayCluster and its Ray processes gone (one reaper pass, grace 0): ${((Date.now() - terminatedAt) / 1000).toFixed(1)} s`,
       );

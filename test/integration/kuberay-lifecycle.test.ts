@@ -19,7 +19,8 @@ import { MockActivityEnvironment, type TestWorkflowEnvironment } from '@temporal
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities/index.js';
 import { createProveSharedStorage } from '../../src/activities/join/shared-storage.js';
-import { KubeApi, loadKubeConfig } from '../../src/backends/kuberay/kube-api.js';
+import { KubeClients } from '../../src/backends/kuberay/kube-client/clients.js';
+import { loadKubeConfig } from '../../src/backends/kuberay/kube-config.js';
 import { buildAuthSecret } from '../../src/backends/kuberay/auth-secret.js';
 import { KubeRayBackend } from '../../src/backends/kuberay/kuberay-backend.js';
 import { MANAGED_SELECTOR, ownerLabels } from '../../src/backends/kuberay/labels.js';
@@ -110,7 +111,7 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
       assert.ok(Date.now() < deadline, `workers did not join: ${s.message}`);
       await sleep(500);
     }
-    const rc = await backend.api.getRayCluster('pods-a0');
+    const rc = await backend.kube.rayClusters.get('pods-a0');
     const pods = (await core.listNamespacedPod({ namespace: ns, labelSelector: 'ray.io/cluster=pods-a0' }))
       .items;
     assert.equal(pods.length, 3);
@@ -287,7 +288,7 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
     const second = await backend.createCluster(request);
     assert.deepEqual(second, first);
     assert.equal(first.dashboardUrl, `http://idem-a0-head-svc.${ns}.svc:8265`);
-    const listed = await backend.api.listRayClusters(MANAGED_SELECTOR);
+    const listed = await backend.kube.rayClusters.list(MANAGED_SELECTOR);
     assert.deepEqual(
       listed.map((c) => c.metadata.name),
       ['idem-a0'],
@@ -302,7 +303,7 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
     );
     assert.deepEqual(await backend.deleteCluster(first), { alreadyGone: false });
     assert.equal(
-      await backend.api.getRayCluster('idem-a0'),
+      await backend.kube.rayClusters.get('idem-a0'),
       undefined,
       'delete polls until the object is gone',
     );
@@ -479,7 +480,7 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
   });
 
   it('an object the API rejects (422) fails once, non-retryable, naming the field', async () => {
-    const api = new KubeApi(loadKubeConfig(kube.adminKubeconfig), ns);
+    const kubeClients = new KubeClients(loadKubeConfig(kube.adminKubeconfig), ns);
     const body = buildRayCluster({
       name: 'invalid-a0',
       namespace: ns,
@@ -487,32 +488,37 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
       owner: owner(),
     });
     delete (body.spec['workerGroupSpecs'] as Record<string, unknown>[])[0]!['groupName'];
-    const before = api.requests;
-    await assert.rejects(api.createRayCluster(body), (err: DomainError) => {
+    const before = kubeClients.transport.requests;
+    await assert.rejects(kubeClients.rayClusters.create(body), (err: DomainError) => {
       assert.equal(err.type, 'KubeInvalidObject');
       assert.equal(err.permanent, true);
       assert.match(err.message, /spec\.workerGroupSpecs\[0\]\.groupName/);
       return true;
     });
-    assert.equal(api.requests - before, 1, 'no retry inside the client');
+    assert.equal(kubeClients.transport.requests - before, 1, 'no retry inside the client');
   });
 
   it('the API server restarting: a request retries in place (the failure table: connection refused is transient) and gets its answer', async () => {
-    const api = new KubeApi(loadKubeConfig(kube.adminKubeconfig), ns, undefined, {
+    const kubeClients = new KubeClients(loadKubeConfig(kube.adminKubeconfig), ns, undefined, {
       budgetMs: 60_000,
       initialDelayMs: 200,
       maxDelayMs: 1_000,
     });
     const restarted = kube.restartApiServer(3000);
     await apiServerDown();
-    assert.equal(await api.getRayCluster('no-such-cluster'), undefined, 'the 404 after the restart');
+    assert.equal(
+      await kubeClients.rayClusters.get('no-such-cluster'),
+      undefined,
+      'the 404 after the restart',
+    );
     await restarted;
-    assert.ok(api.retries >= 1, `${api.retries} in-place retries`);
+    const { retries } = kubeClients.transport;
+    assert.ok(retries >= 1, `${retries} in-place retries`);
     // The same request with the default (no in-place retry) fails at once, transient, for the activity's policy.
-    const once = new KubeApi(loadKubeConfig(kube.adminKubeconfig), ns);
+    const once = new KubeClients(loadKubeConfig(kube.adminKubeconfig), ns);
     const down = kube.restartApiServer(2000);
     await apiServerDown();
-    await assert.rejects(once.getRayCluster('no-such-cluster'), (err: DomainError) => {
+    await assert.rejects(once.rayClusters.get('no-such-cluster'), (err: DomainError) => {
       assert.equal(err.type, 'KubeApiUnavailable');
       assert.equal(err.permanent, false);
       return true;
@@ -533,10 +539,10 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
     const malformed = buildRayCluster({ name: 'malformed-a0', namespace: ns, spec, owner: owner() });
     malformed.metadata.annotations = {};
     malformed.metadata.labels = { ...ownerLabels(owner()) };
-    await backend.api.createRayCluster(malformed);
+    await backend.kube.rayClusters.create(malformed);
     // Submit makes the token Secret before the RayCluster: a submit that died in between leaves one alone.
-    await backend.api.createSecret(buildAuthSecret('lone-a0', ns, owner(0, 'no-such-workflow')));
-    await backend.api.createSecret(buildAuthSecret('lone-kept-a0', ns, owner(0, running.workflowId)));
+    await backend.kube.secrets.create(buildAuthSecret('lone-a0', ns, owner(0, 'no-such-workflow')));
+    await backend.kube.secrets.create(buildAuthSecret('lone-kept-a0', ns, owner(0, running.workflowId)));
 
     const config = { ...loadConfig(), RAGEN_POLL_INTERVAL_MS: 1000 };
     const taskQueue = uniqueId('reaper-k');
@@ -565,15 +571,15 @@ describe('kuberay backend against a real kube-apiserver and the real KubeRay ope
         else assert.equal(by['lone-a0'], undefined);
       }
     });
-    const left = (await backend.api.listRayClusters(MANAGED_SELECTOR)).map((c) => c.metadata.name).sort();
+    const left = (await backend.kube.rayClusters.list(MANAGED_SELECTOR)).map((c) => c.metadata.name).sort();
     assert.deepEqual(left, ['malformed-a0', 'owned-a0']);
     assert.equal(
-      await backend.api.getSecret('lone-a0-ray-auth'),
+      await backend.kube.secrets.get('lone-a0-ray-auth'),
       undefined,
       'the lone orphan Secret is gone',
     );
     assert.ok(
-      await backend.api.getSecret('lone-kept-a0-ray-auth'),
+      await backend.kube.secrets.get('lone-kept-a0-ray-auth'),
       "the running owner's Secret is still there",
     );
     await running.terminate('test done');

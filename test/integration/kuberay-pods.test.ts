@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
-import { KubeApi, loadKubeConfig } from '../../src/backends/kuberay/kube-api.js';
+import { KubeClients } from '../../src/backends/kuberay/kube-client/clients.js';
+import { loadKubeConfig } from '../../src/backends/kuberay/kube-config.js';
 import { RayPodCache } from '../../src/backends/kuberay/pod-cache.js';
 import { podFailures } from '../../src/backends/kuberay/pod-failures.js';
 import { probeFailures } from '../../src/backends/kuberay/probe-failures.js';
@@ -44,8 +45,8 @@ async function createPod(name: string, cluster: string): Promise<V1Pod> {
 
 describe('Ray pods through a watch (real kube-apiserver)', () => {
   it('reads a pull failure the kubelet reports, through the watch: no request per read', async () => {
-    const api = new KubeApi(loadKubeConfig(kube.adminKubeconfig), ns);
-    const cache = new RayPodCache(api);
+    const clients = new KubeClients(loadKubeConfig(kube.adminKubeconfig), ns);
+    const cache = new RayPodCache(clients.pods);
     try {
       await createPod('pf-worker-1', 'pf');
       await createPod('other-worker-1', 'other');
@@ -56,7 +57,7 @@ describe('Ray pods through a watch (real kube-apiserver)', () => {
         'only this cluster’s pods',
       );
       assert.deepEqual(podFailures(first ?? []), []);
-      assert.equal(api.requests, 2, 'one list and one watch');
+      assert.equal(clients.transport.requests, 2, 'one list and one watch');
 
       // As a kubelet does: JSON patch of the status, no resourceVersion to conflict on.
       await core.patchNamespacedPodStatus({
@@ -90,7 +91,7 @@ describe('Ray pods through a watch (real kube-apiserver)', () => {
       }
       assert.equal(failures[0]?.type, 'ImagePullFailed');
       assert.ok(failures[0]?.message.includes(`cannot pull image ${IMAGE}`));
-      assert.equal(api.requests, 2, 'every read after the first came from the watch');
+      assert.equal(clients.transport.requests, 2, 'every read after the first came from the watch');
 
       await core.deleteNamespacedPod({ name: 'pf-worker-1', namespace: ns, gracePeriodSeconds: 0 });
       let left = await cache.get('pf');
@@ -105,7 +106,7 @@ describe('Ray pods through a watch (real kube-apiserver)', () => {
   });
 
   it('a probe that cannot run wget, as the kubelet records it: one list call names wget and the Pod', async () => {
-    const api = new KubeApi(loadKubeConfig(kube.adminKubeconfig), ns);
+    const clients = new KubeClients(loadKubeConfig(kube.adminKubeconfig), ns);
     const pod = await createPod('pe-head-1', 'pe');
     const event = (reason: string, message: string, kind = 'Pod') =>
       core.createNamespacedEvent({
@@ -129,9 +130,9 @@ describe('Ray pods through a watch (real kube-apiserver)', () => {
     await event('Unhealthy', 'Readiness probe failed: bash: line 1: wget: command not found');
     await event('BackOff', 'Back-off restarting failed container ray-head');
     await event('Unhealthy', 'Readiness probe failed: bash: line 1: wget: command not found', 'Node');
-    const before = api.requests;
-    const events = await api.listProbeEvents();
-    assert.equal(api.requests - before, 1, 'one list call');
+    const before = clients.transport.requests;
+    const events = await clients.pods.probeEvents();
+    assert.equal(clients.transport.requests - before, 1, 'one list call');
     // The field selector (kind Pod, reason Unhealthy) is applied by the API server itself.
     assert.deepEqual(
       events.map((e) => [e.reason, e.involvedObject?.kind]),
@@ -145,11 +146,11 @@ describe('Ray pods through a watch (real kube-apiserver)', () => {
   });
 
   it('an identity that may not list pods gets no pods, asked once', async () => {
-    const api = new KubeApi(loadKubeConfig(kube.restrictedKubeconfig), ns);
-    const cache = new RayPodCache(api);
+    const clients = new KubeClients(loadKubeConfig(kube.restrictedKubeconfig), ns);
+    const cache = new RayPodCache(clients.pods);
     assert.equal(await cache.get('pf'), undefined);
     assert.equal(await cache.get('pf'), undefined);
-    assert.equal(api.requests, 1);
+    assert.equal(clients.transport.requests, 1);
     cache.close();
   });
 });
@@ -163,9 +164,9 @@ describe('storage PVC access modes (real kube-apiserver)', () => {
         spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
       },
     });
-    const api = new KubeApi(loadKubeConfig(kube.adminKubeconfig), ns);
+    const clients = new KubeClients(loadKubeConfig(kube.adminKubeconfig), ns);
     const check = async (pvc: string) =>
-      (await kuberayPreflight(api, kuberaySpec('/tmp/ragen-pods', pvc))).find(
+      (await kuberayPreflight(clients, kuberaySpec('/tmp/ragen-pods', pvc))).find(
         (c) => c.name === 'kuberay-storage-pvc',
       );
     const rwo = await check('rwo-claim');

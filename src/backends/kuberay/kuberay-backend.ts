@@ -10,7 +10,8 @@ import type { ExperimentSpec } from '../../domain/spec/experiment.js';
 import type { ComputeBackend, CreateClusterRequest, OwnedCluster, PreflightCheck } from '../backend.js';
 import { statusFromHead } from '../ray/head-status.js';
 import { dashboardFromStatus, interpretRayCluster } from './cluster-status.js';
-import { KubeApi, loadKubeConfig } from './kube-api.js';
+import { KubeClients } from './kube-client/clients.js';
+import { loadKubeConfig } from './kube-config.js';
 import { MANAGED_SELECTOR, isOwnedBy, readOwner } from './labels.js';
 import { kuberayPreflight } from './preflight.js';
 import {
@@ -72,7 +73,7 @@ const PROBE_EVENTS_EVERY_MS = 10_000;
  */
 export class KubeRayBackend implements ComputeBackend {
   readonly kind = 'kuberay' as const;
-  private apiInstance: KubeApi | undefined;
+  private kubeInstance: KubeClients | undefined;
   private cacheInstance: RayClusterCache | undefined;
   private podCacheInstance: RayPodCache | undefined;
   /** Ray auth tokens by cluster name, read once from each cluster's Secret (memory only). */
@@ -82,29 +83,29 @@ export class KubeRayBackend implements ComputeBackend {
 
   constructor(
     readonly config: KubeRayBackendConfig,
-    api?: KubeApi,
+    kube?: KubeClients,
   ) {
-    this.apiInstance = api;
+    this.kubeInstance = kube;
   }
 
   /** The client, made on first use so a worker without a kubeconfig still serves the local backend. */
-  get api(): KubeApi {
-    this.apiInstance ??= new KubeApi(
+  get kube(): KubeClients {
+    this.kubeInstance ??= new KubeClients(
       loadKubeConfig(this.config.kubeconfig),
       this.config.namespace,
       this.config.logger,
       this.config.retry,
     );
-    return this.apiInstance;
+    return this.kubeInstance;
   }
 
   private get cache(): RayClusterCache {
-    this.cacheInstance ??= new RayClusterCache(this.api);
+    this.cacheInstance ??= new RayClusterCache(this.kube.rayClusters);
     return this.cacheInstance;
   }
 
   private get pods(): RayPodCache {
-    this.podCacheInstance ??= new RayPodCache(this.api);
+    this.podCacheInstance ??= new RayPodCache(this.kube.pods);
     return this.podCacheInstance;
   }
 
@@ -117,18 +118,18 @@ export class KubeRayBackend implements ComputeBackend {
   }
 
   preflight(spec: ExperimentSpec): Promise<PreflightCheck[]> {
-    return kuberayPreflight(this.api, spec, this.config.labelSuspectNodes);
+    return kuberayPreflight(this.kube, spec, this.config.labelSuspectNodes);
   }
 
   nodeLedger(): NodeLedgerStore {
-    return new NodeLedgerConfigMap(this.api, this.config.labelSuspectNodes);
+    return new NodeLedgerConfigMap(this.kube, this.config.labelSuspectNodes);
   }
 
   async createCluster({ name, spec, owner }: CreateClusterRequest): Promise<ClusterHandle> {
     // Pods that cannot avoid the suspects stay Pending (the scheduler says why): the join deadline bounds the wait.
     const live = liveSuspects(await this.nodeLedger().read(), new Date());
     // Expired entries lose their Node label here: the ledger is written only on findings and clears.
-    if (this.config.labelSuspectNodes) await syncSuspectLabels(this.api, live);
+    if (this.config.labelSuspectNodes) await syncSuspectLabels(this.kube.nodes, live);
     const avoidNodes = live.map((s) => s.node);
     let body: RayClusterObject;
     try {
@@ -141,15 +142,15 @@ export class KubeRayBackend implements ComputeBackend {
     const auth =
       spec.auth === 'none'
         ? undefined
-        : await this.api.createSecret(buildAuthSecret(name, this.config.namespace, owner));
+        : await this.kube.secrets.create(buildAuthSecret(name, this.config.namespace, owner));
     if (auth && !auth.created && !isOwnedBy(auth.secret.metadata, owner))
       throw permanent(
         ErrorTypes.ClusterNameTaken,
         `Secret ${this.ref(authSecretName(name))} already exists and is not this workflow attempt's; delete it or rename the experiment`,
       );
-    const { created, object } = await this.api.createRayCluster(body);
+    const { created, object } = await this.kube.rayClusters.create(body);
     if (!created && !isOwnedBy(object.metadata, owner)) {
-      if (auth?.created) await this.api.deleteSecret(authSecretName(name));
+      if (auth?.created) await this.kube.secrets.delete(authSecretName(name));
       throw permanent(
         ErrorTypes.ClusterNameTaken,
         `RayCluster ${this.ref(name)} already exists and is not this workflow attempt's (labels ${JSON.stringify(object.metadata.labels ?? {})}); delete it or rename the experiment`,
@@ -184,7 +185,7 @@ export class KubeRayBackend implements ComputeBackend {
   private async adoptSecret(secret: SecretObject, cluster: RayClusterObject): Promise<void> {
     const uid = cluster.metadata.uid;
     if (!uid || secret.metadata.ownerReferences?.some((r) => r.uid === uid)) return;
-    await this.api.replaceSecret({
+    await this.kube.secrets.replace({
       ...secret,
       metadata: {
         ...secret.metadata,
@@ -203,7 +204,7 @@ export class KubeRayBackend implements ComputeBackend {
     // per dashboard call was most of the worker's API requests).
     const object = await this.cache.get(handle.name);
     if (object && !headUsesTokenAuth(object)) return undefined;
-    const secret = await this.api.getSecret(authSecretName(handle.name));
+    const secret = await this.kube.secrets.get(authSecretName(handle.name));
     const token = secret && tokenOf(secret);
     if (token) this.tokens.set(handle.name, token);
     return token;
@@ -234,7 +235,7 @@ export class KubeRayBackend implements ComputeBackend {
   /** The cluster's place in its Kueue LocalQueue; undefined when unknown (the status says queued anyway). */
   private async queuePositionOf(cluster: string): Promise<number | undefined> {
     try {
-      const workloads = await this.api.listWorkloads();
+      const workloads = await this.kube.workloads.list();
       return workloads && queuePosition(workloads, cluster);
     } catch {
       return undefined; // informational: a failed list never fails a status read
@@ -303,16 +304,16 @@ export class KubeRayBackend implements ComputeBackend {
     if (!unready.length || Date.now() - last < PROBE_EVENTS_EVERY_MS) return [];
     this.probeEventsReadAt.set(cluster, Date.now());
     const uids = new Set(unready.map((p) => p.metadata?.uid).filter(Boolean));
-    const events = await this.api.listProbeEvents();
+    const events = await this.kube.pods.probeEvents();
     return probeFailures(events.filter((e) => e.involvedObject?.uid && uids.has(e.involvedObject.uid)));
   }
 
   /** Delete (404 = already gone), then poll until the object and its Ray pods are gone. */
   async deleteCluster(handle: ClusterHandle): Promise<{ alreadyGone: boolean }> {
-    const { found } = await this.api.deleteRayCluster(handle.name);
+    const { found } = await this.kube.rayClusters.delete(handle.name);
     const deadline = Date.now() + (this.config.deleteTimeoutMs ?? 300_000);
     for (;;) {
-      const object = await this.api.getRayCluster(handle.name);
+      const object = await this.kube.rayClusters.get(handle.name);
       const pods = object ? -1 : await this.rayPodsLeft(handle.name);
       if (!object && pods <= 0) break;
       if (Date.now() > deadline) {
@@ -328,7 +329,7 @@ export class KubeRayBackend implements ComputeBackend {
       await sleep(this.config.pollMs ?? 1000);
     }
     // Garbage collection removes the Secret where kube-controller-manager runs; delete it anyway.
-    const secret = await this.api.deleteSecret(authSecretName(handle.name));
+    const secret = await this.kube.secrets.delete(authSecretName(handle.name));
     this.tokens.delete(handle.name);
     this.cacheInstance?.forget(handle.name);
     this.podCacheInstance?.forget(handle.name);
@@ -338,7 +339,7 @@ export class KubeRayBackend implements ComputeBackend {
   /** Pods left behind; -1 (unknown, not waited for) when this identity may not list pods. */
   private async rayPodsLeft(name: string): Promise<number> {
     try {
-      return await this.api.rayPods(name);
+      return await this.kube.pods.countOfCluster(name);
     } catch (err) {
       if (isDomainError(err) && err.type === ErrorTypes.KubePermissionDenied) return -1;
       throw err;
@@ -351,9 +352,9 @@ export class KubeRayBackend implements ComputeBackend {
    * reaper treats it as a cluster of that name: deleteCluster finds no RayCluster and deletes it.
    */
   async listClusters(): Promise<OwnedCluster[]> {
-    const items = await this.api.listRayClusters(MANAGED_SELECTOR);
+    const items = await this.kube.rayClusters.list(MANAGED_SELECTOR);
     const names = new Set(items.map((i) => i.metadata.name));
-    const lone = (await this.api.listSecretMarks(MANAGED_SELECTOR)).flatMap((marks) => {
+    const lone = (await this.kube.secrets.listMarks(MANAGED_SELECTOR)).flatMap((marks) => {
       const cluster = clusterOfAuthSecret(marks.name);
       return cluster !== undefined && !names.has(cluster) ? [{ name: cluster, metadata: marks }] : [];
     });

@@ -1,5 +1,5 @@
 import type { NodeSuspect } from '../../domain/node-health/node-ledger.js';
-import type { KubeApi } from './kube-api.js';
+import type { NodesClient } from './kube-client/nodes.js';
 
 /**
  * The label a platform acts on (a taint, a drain, an alert): on each Node the node ledger names as
@@ -25,12 +25,12 @@ export interface LabelSync {
  * the labelled Nodes; a patch only where a Node's label or expiry differs from the ledger (it runs
  * at every submit).
  */
-export async function syncSuspectLabels(api: KubeApi, live: NodeSuspect[]): Promise<LabelSync> {
-  const labelled = await api.nodeAnnotations(LINK_SUSPECT_LABEL);
+export async function syncSuspectLabels(nodes: NodesClient, live: NodeSuspect[]): Promise<LabelSync> {
+  const labelled = await nodes.annotations(LINK_SUSPECT_LABEL);
   const sync: LabelSync = { labelled: [], unlabelled: [], absent: [] };
   for (const s of live) {
     if (labelled.get(s.node)?.[LINK_SUSPECT_UNTIL_ANNOTATION] === s.expires) continue; // already so
-    const found = await api.patchNodeMetadata(s.node, {
+    const found = await nodes.patchMetadata(s.node, {
       labels: { [LINK_SUSPECT_LABEL]: 'true' },
       annotations: { [LINK_SUSPECT_REASON_ANNOTATION]: s.reason, [LINK_SUSPECT_UNTIL_ANNOTATION]: s.expires },
     });
@@ -39,7 +39,7 @@ export async function syncSuspectLabels(api: KubeApi, live: NodeSuspect[]): Prom
   const keep = new Set(live.map((s) => s.node));
   for (const node of labelled.keys()) {
     if (keep.has(node)) continue;
-    await api.patchNodeMetadata(node, {
+    await nodes.patchMetadata(node, {
       labels: { [LINK_SUSPECT_LABEL]: null },
       annotations: { [LINK_SUSPECT_REASON_ANNOTATION]: null, [LINK_SUSPECT_UNTIL_ANNOTATION]: null },
     });

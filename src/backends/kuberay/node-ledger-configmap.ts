@@ -4,7 +4,7 @@ import {
   liveSuspects,
   parseLedger,
 } from '../../domain/node-health/node-ledger.js';
-import type { KubeApi } from './kube-api.js';
+import type { KubeClients } from './kube-client/clients.js';
 import { KubeStatusError } from './kube-errors.js';
 import { LABELS, MANAGED_BY } from './labels.js';
 import { syncSuspectLabels } from './node-labels.js';
@@ -27,22 +27,22 @@ export class NodeLedgerConfigMap implements NodeLedgerStore {
   readonly where: string;
 
   constructor(
-    private readonly api: KubeApi,
+    private readonly kube: Pick<KubeClients, 'configMaps' | 'nodes'>,
     private readonly labelNodes = false,
   ) {
-    this.where = configMapLedgerWhere(api.namespace);
+    this.where = configMapLedgerWhere(kube.configMaps.namespace);
   }
 
   async read(): Promise<NodeLedger> {
-    return parseLedger((await this.api.getConfigMap(NODE_LEDGER_CONFIGMAP))?.data?.[KEY], this.where);
+    return parseLedger((await this.kube.configMaps.get(NODE_LEDGER_CONFIGMAP))?.data?.[KEY], this.where);
   }
 
   async update(change: (ledger: NodeLedger) => NodeLedger): Promise<NodeLedger> {
     for (let attempt = 0; ; attempt++) {
-      const found = await this.api.getConfigMap(NODE_LEDGER_CONFIGMAP);
+      const found = await this.kube.configMaps.get(NODE_LEDGER_CONFIGMAP);
       const next = change(parseLedger(found?.data?.[KEY], this.where));
       try {
-        await this.api.writeConfigMap({
+        await this.kube.configMaps.write({
           metadata: {
             name: NODE_LEDGER_CONFIGMAP,
             labels: { [LABELS.managedBy]: MANAGED_BY },
@@ -50,7 +50,7 @@ export class NodeLedgerConfigMap implements NodeLedgerStore {
           },
           data: { [KEY]: `${JSON.stringify(next, null, 2)}\n` },
         });
-        if (this.labelNodes) await syncSuspectLabels(this.api, liveSuspects(next, new Date()));
+        if (this.labelNodes) await syncSuspectLabels(this.kube.nodes, liveSuspects(next, new Date()));
         return next;
       } catch (err) {
         if (!(err instanceof KubeStatusError && err.status === 409) || attempt >= 5) throw err;

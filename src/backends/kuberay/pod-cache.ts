@@ -1,5 +1,5 @@
 import { ErrorTypes } from '../../domain/failures/error-types.js';
-import type { KubeApi } from './kube-api.js';
+import type { PodsClient } from './kube-client/pods.js';
 import type { PodLike } from './pod-failures.js';
 
 interface Entry {
@@ -24,7 +24,7 @@ export class RayPodCache {
   private readonly entries = new Map<string, Entry>();
   private readonly denied = new Set<string>();
 
-  constructor(private readonly api: KubeApi) {}
+  constructor(private readonly pods: PodsClient) {}
 
   async get(cluster: string): Promise<PodLike[] | undefined> {
     this.closeIdle();
@@ -35,9 +35,9 @@ export class RayPodCache {
       return [...entry.pods.values()];
     }
     entry?.abort?.abort();
-    let list: Awaited<ReturnType<KubeApi['listClusterPods']>>;
+    let list: Awaited<ReturnType<PodsClient['listOfCluster']>>;
     try {
-      list = await this.api.listClusterPods(cluster);
+      list = await this.pods.listOfCluster(cluster);
     } catch (err) {
       if ((err as { type?: string }).type !== ErrorTypes.KubePermissionDenied) throw err;
       this.denied.add(cluster);
@@ -59,7 +59,7 @@ export class RayPodCache {
     resourceVersion: string | undefined,
   ): Promise<void> {
     let ended = false;
-    const abort = await this.api.watchClusterPods(
+    const abort = await this.pods.watchOfCluster(
       cluster,
       resourceVersion,
       (event) => {

@@ -1,7 +1,9 @@
 import { isDomainError } from '../../errors/domain-error.js';
 import { type ExperimentSpec, workerGpus } from '../../domain/spec/experiment.js';
 import type { PreflightCheck } from '../backend.js';
-import type { KubeApi } from './kube-api.js';
+import type { AccessReviewsClient } from './kube-client/access-reviews.js';
+import type { KubeClients } from './kube-client/clients.js';
+import type { PodsClient } from './kube-client/pods.js';
 import { KUBERAY_PERMISSIONS } from './permissions.js';
 import { LINK_SUSPECT_LABEL } from './node-labels.js';
 import { rulesAllow } from './resource-rules.js';
@@ -14,9 +16,9 @@ const NEEDED = KUBERAY_PERMISSIONS.filter((p) => !p.cluster && p.resource !== 'p
  * authorizer that cannot list its rules may also deny what RBAC grants).
  */
 async function grantedByRules(
-  api: KubeApi,
+  access: AccessReviewsClient,
 ): Promise<(verb: string, resource: string, group: string) => boolean> {
-  const review = await api.namespaceRules().catch(() => undefined);
+  const review = await access.namespaceRules().catch(() => undefined);
   if (!review?.complete) return () => false;
   return (verb, resource, group) => rulesAllow(review.rules, verb, resource, group);
 }
@@ -29,29 +31,30 @@ async function grantedByRules(
  * Creates nothing.
  */
 export async function kuberayPreflight(
-  api: KubeApi,
+  kube: Pick<KubeClients, 'rayClusters' | 'accessReviews' | 'nodes' | 'pods'>,
   spec: ExperimentSpec,
   labelNodes = false,
 ): Promise<PreflightCheck[]> {
+  const access = kube.accessReviews;
   const checks: PreflightCheck[] = [];
-  const crd = await api.rayClusterCrd();
+  const crd = await kube.rayClusters.crd();
   checks.push({ name: 'kuberay-crd', ok: crd.installed, detail: crd.detail });
 
   // One rules review confirms what the rules grant; only a verb it does not confirm costs an
   // access review of its own (which decides: it sees every authorizer).
-  const granted = await grantedByRules(api);
+  const granted = await grantedByRules(access);
   const missing: string[] = [];
   for (const { resource, group, verbs } of NEEDED) {
     const denied: string[] = [];
     for (const verb of verbs) {
       if (granted(verb, resource, group)) continue;
-      const review = await api.canI(verb, resource, group);
+      const review = await access.canI(verb, resource, group);
       if (!review.allowed) denied.push(verb);
     }
     const name = group ? `${resource}.${group}` : resource;
     if (denied.length)
       missing.push(
-        `${api.identity} cannot ${denied.join(', ')} ${name} in namespace ${api.namespace}; grant verbs [${denied.join(', ')}] on resource ${resource} (apiGroup ${group || '""'})`,
+        `${access.identity} cannot ${denied.join(', ')} ${name} in namespace ${access.namespace}; grant verbs [${denied.join(', ')}] on resource ${resource} (apiGroup ${group || '""'})`,
       );
   }
   checks.push({
@@ -59,14 +62,14 @@ export async function kuberayPreflight(
     ok: missing.length === 0,
     detail:
       missing.length === 0
-        ? `${api.identity} may ${NEEDED.map((p) => `${p.verbs.join('/')} ${p.group ? `${p.resource}.${p.group}` : p.resource}`).join(', ')} in namespace ${api.namespace}`
+        ? `${access.identity} may ${NEEDED.map((p) => `${p.verbs.join('/')} ${p.group ? `${p.resource}.${p.group}` : p.resource}`).join(', ')} in namespace ${access.namespace}`
         : `missing permission: ${missing.join('; ')} with a Role and RoleBinding (deploy/worker/kuberay-rbac.yaml)`,
   });
 
   const want = workerGpus(spec);
   const mode = spec.kuberay?.gpuCapacity ?? 'refuse';
   try {
-    const { gpus, nodes } = await api.allocatableGpus();
+    const { gpus, nodes } = await kube.nodes.allocatableGpus();
     const enough = gpus >= want;
     checks.push({
       name: 'kuberay-gpu-capacity',
@@ -82,19 +85,19 @@ export async function kuberayPreflight(
     });
   }
 
-  if (labelNodes) checks.push(await nodeLabelCheck(api));
+  if (labelNodes) checks.push(await nodeLabelCheck(access));
 
   const pvc = spec.kuberay?.storage.pvc ?? '';
-  let found: Awaited<ReturnType<KubeApi['pvc']>>;
+  let found: Awaited<ReturnType<PodsClient['claim']>>;
   try {
-    found = await api.pvc(pvc);
+    found = await kube.pods.claim(pvc);
   } catch (err) {
     // A refusal (403) is a finding; an unreachable API server is not, and is retried.
     if (!(isDomainError(err) && err.permanent)) throw err;
     checks.push({ name: 'kuberay-storage-pvc', ok: false, detail: err.message });
     return checks;
   }
-  checks.push(storageCheck(pvc, api.namespace, found));
+  checks.push(storageCheck(pvc, access.namespace, found));
   return checks;
 }
 
@@ -131,14 +134,15 @@ export function storageCheck(
 }
 
 /** RAGEN_LABEL_SUSPECT_NODES=1 (node-labels.ts): the identity may list and patch Nodes. */
-async function nodeLabelCheck(api: KubeApi): Promise<PreflightCheck> {
+async function nodeLabelCheck(access: AccessReviewsClient): Promise<PreflightCheck> {
   const denied: string[] = [];
-  for (const verb of ['list', 'patch']) if (!(await api.canI(verb, 'nodes', '')).allowed) denied.push(verb);
+  for (const verb of ['list', 'patch'])
+    if (!(await access.canI(verb, 'nodes', '')).allowed) denied.push(verb);
   return {
     name: 'kuberay-node-labels',
     ok: denied.length === 0,
     detail: denied.length
-      ? `RAGEN_LABEL_SUSPECT_NODES=1 but ${api.identity} cannot ${denied.join(', ')} nodes: apply deploy/worker/node-labels-rbac.yaml (a ClusterRole), or set RAGEN_LABEL_SUSPECT_NODES=0`
-      : `${api.identity} may list/patch nodes: link-suspect Nodes get the label ${LINK_SUSPECT_LABEL}`,
+      ? `RAGEN_LABEL_SUSPECT_NODES=1 but ${access.identity} cannot ${denied.join(', ')} nodes: apply deploy/worker/node-labels-rbac.yaml (a ClusterRole), or set RAGEN_LABEL_SUSPECT_NODES=0`
+      : `${access.identity} may list/patch nodes: link-suspect Nodes get the label ${LINK_SUSPECT_LABEL}`,
   };
 }

@@ -1,4 +1,4 @@
-import type { KubeApi } from './kube-api.js';
+import type { RayClustersClient } from './kube-client/rayclusters.js';
 import type { RayClusterObject } from './raycluster.js';
 
 interface Entry {
@@ -19,7 +19,7 @@ const IDLE_MS = 120_000;
  * whose failure is the activity's to retry.
  *
  * Not the client's makeInformer (1.4): it opens its watches with a Watch of its own, which
- * KubeApi.requests would not count; it takes no field selector, so it would watch every RayCluster
+ * KubeTransport.requests would not count; it takes no field selector, so it would watch every RayCluster
  * of the namespace; and it re-watches and re-lists in the background, outside the reading activity,
  * where a re-watch whose credentials fail (an exec plugin) rejects a promise nobody awaits. Here a
  * request happens only inside a read, counted, and its failure is that activity's.
@@ -27,7 +27,7 @@ const IDLE_MS = 120_000;
 export class RayClusterCache {
   private readonly entries = new Map<string, Entry>();
 
-  constructor(private readonly api: KubeApi) {}
+  constructor(private readonly rayClusters: RayClustersClient) {}
 
   async get(name: string): Promise<RayClusterObject | undefined> {
     this.closeIdle();
@@ -37,7 +37,7 @@ export class RayClusterCache {
       return entry.object;
     }
     entry?.abort?.abort();
-    const object = await this.api.getRayCluster(name);
+    const object = await this.rayClusters.get(name);
     const fresh: Entry = { object, live: false, lastUsed: Date.now() };
     this.entries.set(name, fresh);
     // Nothing to watch for a cluster that is gone: the caller reports it.
@@ -47,7 +47,7 @@ export class RayClusterCache {
 
   private async startWatch(name: string, entry: Entry, resourceVersion: string | undefined): Promise<void> {
     let ended = false;
-    const abort = await this.api.watchRayCluster(
+    const abort = await this.rayClusters.watch(
       name,
       resourceVersion,
       (event) => {
