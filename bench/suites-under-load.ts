@@ -8,7 +8,8 @@
  * Some activity tests start Ray: on a shared machine, run those under the machine's Ray lock.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeResults } from './results.js';
 
@@ -69,6 +70,8 @@ interface RunResult {
   failed: string[];
 }
 
+let running: ChildProcess | undefined;
+/** One run of a suite; its whole output is kept in a file of the temp folder (named when it fails). */
 function runSuite(suite: Suite, files: string[], run: number): Promise<RunResult> {
   const { concurrency } = SUITES[suite];
   const argv = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`];
@@ -76,6 +79,7 @@ function runSuite(suite: Suite, files: string[], run: number): Promise<RunResult
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+    running = child;
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -83,6 +87,11 @@ function runSuite(suite: Suite, files: string[], run: number): Promise<RunResult
     child.on('close', (exitCode) => {
       const count = (what: string) => Number(new RegExp(`^# ${what} (\\d+)$`, 'm').exec(out)?.[1] ?? NaN);
       const failed = [...out.matchAll(/^\s*not ok \d+ - (.*)$/gm)].map((m) => m[1] ?? '');
+      if (failed.length > 0 || exitCode !== 0) {
+        const log = join(mkdtempSync(join(tmpdir(), 'suites-under-load-')), `${suite}-${run}.tap`);
+        writeFileSync(log, out);
+        console.log(`the output of run ${run} of ${suite}: ${log}`);
+      }
       resolve({
         suite,
         run,
@@ -106,9 +115,32 @@ function busyLoops(n: number): ChildProcess[] {
 
 const suites = plan();
 const spinners = busyLoops(load);
-const stop = () => spinners.forEach((p) => p.kill('SIGKILL'));
-process.on('exit', stop);
 const results: RunResult[] = [];
+const record = () =>
+  writeResults('suites-under-load', {
+    busyLoops: load,
+    runs,
+    suites: suites.map(({ suite, files }) => ({
+      suite,
+      files,
+      timeoutMs: timeoutOf(suite),
+      concurrency: SUITES[suite].concurrency,
+    })),
+    results,
+    // Written after every suite's run: a run cut short keeps what finished, and says so.
+    complete: results.length === runs * suites.length,
+    allGreen: results.every((r) => r.exitCode === 0 && r.fail === 0 && r.cancelled === 0),
+  });
+const stop = () => {
+  spinners.forEach((p) => p.kill('SIGKILL'));
+  running?.kill('SIGTERM');
+};
+process.on('exit', stop);
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.on(signal, () => {
+    stop();
+    process.exit(130);
+  });
 try {
   for (let run = 1; run <= runs; run++) {
     for (const { suite, files } of suites) {
@@ -117,20 +149,9 @@ try {
       console.log(
         `run ${run} ${suite}: ${r.pass}/${r.tests} passed, ${r.fail} failed, ${r.cancelled} cancelled, ${r.seconds} s${r.failed.length ? ` (not ok: ${r.failed.join('; ')})` : ''}`,
       );
+      record();
     }
   }
 } finally {
   stop();
 }
-writeResults('suites-under-load', {
-  busyLoops: load,
-  runs,
-  suites: suites.map(({ suite, files }) => ({
-    suite,
-    files,
-    timeoutMs: timeoutOf(suite),
-    concurrency: SUITES[suite].concurrency,
-  })),
-  results,
-  allGreen: results.every((r) => r.exitCode === 0 && r.fail === 0 && r.cancelled === 0),
-});
