@@ -60,6 +60,7 @@ function plan(): { suite: Suite; files: string[] }[] {
 interface RunResult {
   suite: Suite;
   run: number;
+  timeoutMs: number;
   files: number;
   tests: number;
   pass: number;
@@ -75,7 +76,8 @@ let running: ChildProcess | undefined;
 function runSuite(suite: Suite, files: string[], run: number): Promise<RunResult> {
   const { concurrency } = SUITES[suite];
   const argv = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`];
-  argv.push(`--test-timeout=${timeoutOf(suite)}`, ...files);
+  const timeoutMs = timeoutOf(suite);
+  argv.push(`--test-timeout=${timeoutMs}`, ...files);
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -95,6 +97,7 @@ function runSuite(suite: Suite, files: string[], run: number): Promise<RunResult
       resolve({
         suite,
         run,
+        timeoutMs,
         files: files.length,
         tests: count('tests'),
         pass: count('pass'),

@@ -24,12 +24,13 @@ trap 'kill $k8s_build $temporal_build $seaweedfs_build 2>/dev/null || true' EXIT
 
 tap_log="$(mktemp -t ragen-node-tests.XXXXXX)"
 # Each suite's --test-timeout: node applies it to each test and to each whole file, so it fits the
-# suite's longest file on a loaded 2-core machine (bench/suites-under-load.ts reads these values).
+# suite's longest file on a loaded 2-core machine (bench/suites-under-load.ts reads these values;
+# test/workflows/sweep.test.ts, with its 1,000-child sweep, ran past 8 minutes at load 25-40).
 # A workflow test that hangs prints its open workflows' stacks and pending activities before its
 # file is stopped (test/helpers/hang-report.ts). The integration lanes keep 20 minutes: their
 # longest test takes about 7 minutes on a busy 2-core machine.
 unit_timeout_ms=240000
-workflows_timeout_ms=480000
+workflows_timeout_ms=900000
 activities_timeout_ms=360000
 integration_timeout_ms=1200000
 test_timeout_ms=$integration_timeout_ms

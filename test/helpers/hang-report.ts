@@ -119,17 +119,33 @@ function ownFrames(stack: string): string {
 const STATES = ['UNSPECIFIED', 'SCHEDULED', 'STARTED', 'CANCEL_REQUESTED', 'PAUSED', 'PAUSE_REQUESTED'];
 const stateName = (s: unknown) => (typeof s === 'number' ? (STATES[s] ?? String(s)) : String(s));
 
-/** Prints the report for every client; what cannot be read is named, never thrown. */
+/** Workflows described in full (a stack query and a describe each); the others are named. */
+const DESCRIBED = 8;
+
+/**
+ * Prints the report for every client, each part as soon as it is read (a file is killed at its
+ * limit whatever the report still had to say); what cannot be read is named, never thrown.
+ */
 export async function printHangReport(why: string): Promise<void> {
-  const parts: string[] = [];
+  console.error(`== hang report: ${why}`);
   for (const client of clients) {
     try {
       const open = await within(5_000, openWorkflows(client));
-      parts.push(`${open.length} open workflow(s)`);
-      for (const wf of open) parts.push(await describeOpen(client, wf));
+      console.error(`${open.length} open workflow(s): ${open.map((w) => w.workflowId).join(', ')}`);
+      // Children last: the workflows the test started say most about where it waits.
+      const ordered = [...open].sort(
+        (a, b) => Number(a.type === 'experiment') - Number(b.type === 'experiment'),
+      );
+      const described = await Promise.all(
+        ordered
+          .slice(0, DESCRIBED)
+          .map((wf) => describeOpen(client, wf).then((text) => (console.error(text), text))),
+      );
+      if (open.length > described.length)
+        console.error(`(${open.length - described.length} more not described)`);
     } catch (err) {
-      parts.push(`could not list the open workflows: ${(err as Error).message}`);
+      console.error(`could not list the open workflows: ${(err as Error).message}`);
     }
   }
-  console.error([`== hang report: ${why}`, ...parts, '== end of hang report'].join('\n'));
+  console.error('== end of hang report');
 }

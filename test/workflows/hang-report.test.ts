@@ -55,6 +55,7 @@ describe('hang report (what a timed-out workflow test prints)', () => {
     });
     console.log(report); // what a hung test shows
     assert.match(report, /^== hang report: a stand-in trainer that never ends/);
+    assert.match(report, new RegExp(`^1 open workflow\\(s\\): ${workflowId}$`, 'm'));
     assert.match(report, new RegExp(`-- workflow ${workflowId} \\(experiment, run [0-9a-f-]+\\)`));
     assert.match(report, /pending activities:\n\s+- train \(id \d+, state STARTED, attempt 1/);
     // The workflow's own stack: where it waits (the train stage), from the worker's bundle.
