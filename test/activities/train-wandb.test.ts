@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +9,7 @@ import type { ClusterHandle } from '../../src/domain/cluster/cluster.js';
 import { wandbJobEnv, wandbRunId } from '../../src/domain/tracking/wandb-env.js';
 import { FakeRayHead, fakeBackend, readyCluster } from '../helpers/fake-ray-head.js';
 import { testSpec } from '../helpers/specs.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const handle: ClusterHandle = {
   backend: 'local',
@@ -64,7 +64,7 @@ describe('W&B through the trainer', () => {
         wandb: { workflowId: 'camp-1-a1', campaignId: 'camp-1' },
       };
       const running = new MockActivityEnvironment().run(train, input);
-      await sleep(50);
+      await waitUntil('the job submitted', () => head.submitted.length === 1);
       head.logs = 'step:20 - critic/score/mean:3\n';
       await writeFile(join(dir, 'latest_checkpointed_iteration.txt'), '20');
       head.status = 'SUCCEEDED';

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +12,7 @@ import type { ClusterHandle, ClusterStatus } from '../../src/domain/cluster/clus
 import type { TrainHeartbeat } from '../../src/domain/run/progress.js';
 import { FakeRayHead, fakeBackend, readyCluster } from '../helpers/fake-ray-head.js';
 import { testSpec } from '../helpers/specs.js';
+import { waitUntil } from '../helpers/wait.js';
 import { MetricsSeriesSchema, MetricsSummarySchema } from '../../src/domain/train/metrics-series.js';
 import {
   metricsSeriesPath,
@@ -53,10 +53,12 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
       checkpointDir: dir,
       resume: { mode: 'disable' as const },
     });
-    await sleep(100);
     head.logs = 'step:1 - critic/score/mean:1\nstep:10 - critic/score/mean:2\n';
     await writeFile(join(dir, 'latest_checkpointed_iteration.txt'), '10');
-    await sleep(100);
+    // Lockstep: step 20 appears only once a poll has seen step 10 and its checkpoint.
+    await waitUntil('a heartbeat at step 10', () =>
+      beats.some((b) => b.step === 10 && b.lastCheckpointStep === 10),
+    );
     head.logs += 'step:20 - critic/score/mean:3\n';
     await writeFile(join(dir, 'latest_checkpointed_iteration.txt'), '20');
     head.status = 'SUCCEEDED';
@@ -214,8 +216,11 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
     head.logs = 'step:10 - val-env/CoordSokoban/success:0.5\n';
     const env = new MockActivityEnvironment({ heartbeatDetails: waiting });
     const resume = { mode: 'resume_path' as const, path: `${dir}/global_step_10` };
+    let polls = 0;
+    env.on('heartbeat', () => polls++);
     const running = env.run(createTrain(deps(head)), { spec, handle, checkpointDir: dir, resume });
-    await sleep(150);
+    // Lockstep: a poll judged the log (its heartbeat), or the activity ended (a wrong stop).
+    await Promise.race([waitUntil('a poll', () => polls > 0), running.catch(() => undefined)]);
     assert.deepEqual(head.stopped, [], 'still within firstStepSeconds: not stopped');
     env.cancel();
     await assert.rejects(running, (err) => err instanceof CancelledFailure);
@@ -260,13 +265,23 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
     const head = new FakeRayHead();
     const input = { spec, handle, checkpointDir: dir, resume: { mode: 'disable' as const } };
     const first = new MockActivityEnvironment({ workflowExecution: { workflowId: 'w', runId: 'r' } });
+    let polls = 0;
+    first.on('heartbeat', () => polls++);
+    // Lockstep: every byte so far reached the follower, then two heartbeats (so one whole poll read it).
+    const polledAll = async () => {
+      const bytes = Buffer.byteLength(head.logs);
+      await waitUntil('the log followed', () => head.followedBytes >= bytes);
+      const after = polls;
+      await waitUntil('a poll of it', () => polls >= after + 2);
+    };
     const running = first.run(createTrain(deps(head)), input);
     for (let step = 1; step <= 12; step++) {
       head.logs += `(TaskRunner pid=1) step:${step} - critic/score/mean:${step % 5} - actor/loss:${1 / step}\nnoise ${step}\n`;
       if (step === 10) await writeFile(join(dir, 'latest_checkpointed_iteration.txt'), '10');
-      await sleep(30);
+      if (step % 4 === 0) await polledAll();
     }
     head.logs += 'a last line without newline';
+    await polledAll();
     first.cancel(); // the worker goes away mid-run
     await assert.rejects(running, (err) => err instanceof CancelledFailure);
     assert.ok(head.followedBytes <= Buffer.byteLength(head.logs), 'no byte sent twice while following');
@@ -343,7 +358,7 @@ describe('train activity (MockActivityEnvironment, stand-in Ray head)', () => {
       checkpointDir: dir,
       resume: { mode: 'disable' as const },
     });
-    await sleep(100);
+    await waitUntil('the job submitted', () => head.submitted.length === 1);
     env.cancel();
     await assert.rejects(running, (err) => err instanceof CancelledFailure);
     assert.deepEqual(head.stopped, ['c-a0-train-0']);
@@ -422,7 +437,10 @@ describe('train activity: a checkpoint of another world size', () => {
       checkpointDir: dir,
       resume: { mode: 'resume_path' as const, path: ckpt },
     });
-    await new Promise((r) => setTimeout(r, 100));
+    await Promise.race([
+      waitUntil('the job submitted', () => head.submitted.length === 1),
+      running.catch(() => undefined),
+    ]);
     head.status = 'FAILED';
     await running.catch(() => undefined);
     assert.equal(head.submitted.length, 1, 'the job was submitted');

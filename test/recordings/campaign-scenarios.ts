@@ -1,10 +1,12 @@
 import type { CampaignInput, CampaignProgress } from '../../src/domain/campaign/campaign.js';
 import { ErrorTypes } from '../../src/domain/failures/error-types.js';
 import { extendUpdate, pauseUpdate, resumeUpdate } from '../../src/workflows/campaign-definitions.js';
+import { stopAtCheckpointPendingQuery } from '../../src/workflows/experiment-definitions.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
 import { fakeCampaignWorld } from '../helpers/fake-campaign-world.js';
 import { type Scenario, until } from '../helpers/history-recorder.js';
 import { testInput, testSpec } from '../helpers/specs.js';
+import { StepGate } from '../helpers/step-gate.js';
 
 function campaignInput(
   totalTrainingSteps: number,
@@ -51,7 +53,11 @@ export const campaignScenarios: Record<string, Scenario> = {
   },
 
   'campaign-paused-resumed-extended': (client) => {
-    const world = fakeCampaignWorld(client, { stepMs: 150 });
+    // Lockstep: the trainer waits before step 11 until the attempt holds the pause, trains to the
+    // next checkpoint (20) and waits there for the pause; the second attempt waits before step 21
+    // until the extend is in.
+    const gate = new StepGate(10);
+    const world = fakeCampaignWorld(client, { gate });
     const progress = async (h: { query: <T>(name: string) => Promise<T> }) =>
       h.query<CampaignProgress>('progress').catch(() => undefined);
     return {
@@ -66,10 +72,18 @@ export const campaignScenarios: Record<string, Scenario> = {
         };
         await until('checkpoint 10', () => at((p) => p.phase === 'running' && p.lastCheckpointStep >= 10));
         await handle.executeUpdate(pauseUpdate);
+        await until('the attempt to hold the pause', () =>
+          client()
+            .workflow.getHandle('campaign-paused-resumed-extended-a1')
+            .query(stopAtCheckpointPendingQuery)
+            .catch(() => false),
+        );
+        gate.releaseTo(20);
         await until('the pause', () => at((p) => p.phase === 'paused'));
         await handle.executeUpdate(resumeUpdate);
         await until('the second attempt', () => at((p) => p.phase === 'running' && p.attempt === 2));
         await handle.executeUpdate(extendUpdate, { args: [10] });
+        gate.releaseTo(Infinity);
       },
       // The first attempt ends `paused` (stopAtNextCheckpoint): the experiment's pause path.
       children: () => ['campaign-paused-resumed-extended-a1'],

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
@@ -15,10 +14,13 @@ import { ErrorTypes } from '../../src/domain/failures/error-types.js';
 import type { WorkflowStatus } from '../../src/domain/run/workflow-status.js';
 import type { campaign } from '../../src/workflows/campaign.js';
 import { extendUpdate, pauseUpdate, resumeUpdate } from '../../src/workflows/campaign-definitions.js';
+import { stopAtCheckpointPendingQuery } from '../../src/workflows/experiment-definitions.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
 import { fakeCampaignWorld } from '../helpers/fake-campaign-world.js';
 import { testInput, testSpec } from '../helpers/specs.js';
+import { StepGate } from '../helpers/step-gate.js';
 import { timeSkippingEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
+import { waitUntil } from '../helpers/wait.js';
 
 let env: TestWorkflowEnvironment;
 before(async () => {
@@ -78,23 +80,24 @@ function failure(error: unknown): { type?: string; result?: CampaignResult } {
   return { type: cause.type ?? undefined, result: cause.details?.[0] as CampaignResult | undefined };
 }
 
-async function waitFor(
+/** The campaign's progress once `predicate` holds (before its first workflow task, the query fails). */
+function waitFor(
   id: string,
   predicate: (p: CampaignProgress) => boolean,
   what: string,
 ): Promise<CampaignProgress> {
   const handle = env.client.workflow.getHandle(id);
-  for (let i = 0; i < 300; i++) {
-    try {
-      const p = await handle.query<CampaignProgress>('progress');
-      if (predicate(p)) return p;
-    } catch {
-      // first workflow task not run yet
-    }
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
+  return waitUntil(what, async () => {
+    const p = await handle.query<CampaignProgress>('progress');
+    return predicate(p) ? p : undefined;
+  });
 }
+
+/** Resolves once the attempt's experiment holds the pause (it waits for its next checkpoint). */
+const attemptHoldsPause = (attemptId: string) =>
+  waitUntil(`${attemptId} to hold the pause`, () =>
+    env.client.workflow.getHandle(attemptId).query(stopAtCheckpointPendingQuery),
+  );
 
 describe('campaign workflow (time-skipping server, stand-in trainer and storage)', () => {
   it('resumes the next attempt from the latest complete checkpoint after a training failure, with lineage', async () => {
@@ -220,23 +223,27 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
   });
 
   it('pauses after the next checkpoint with the cluster torn down, then resumes from it', async () => {
-    const world = fakeCampaignWorld(() => env.client, { stepMs: 250 });
+    // Lockstep: the trainer waits before step 11 until the attempt holds the pause, then may train
+    // up to the next checkpoint (20) and waits there, where the pause's cancel reaches it.
+    const gate = new StepGate(10);
+    const world = fakeCampaignWorld(() => env.client, { gate });
     let pausedAt = 0;
     const { result } = await runCampaign(world, campaignInput({}, 40), async (id, calls) => {
       const handle = env.client.workflow.getHandle(id);
-      await waitFor(id, (p) => p.phase === 'running' && p.lastCheckpointStep >= 10, 'checkpoint 10');
+      await gate.held(11);
+      await waitFor(id, (p) => p.phase === 'running' && p.lastCheckpointStep === 10, 'checkpoint 10');
       const asked = await handle.executeUpdate(pauseUpdate);
       assert.equal(asked.paused, true, 'the Update answers the new state');
+      assert.equal(asked.lastCheckpointStep, 10);
+      await attemptHoldsPause(`${id}-a1`);
+      gate.releaseTo(20);
       const paused = await waitFor(id, (p) => p.phase === 'paused', 'the pause');
-      // The next checkpoint after the pause reached the trainer: the one after what the Update saw
-      // (one more on a busy machine, where the trainer may save again before the signal lands).
+      // The next checkpoint after the pause reached the trainer: the one after what the Update saw.
       pausedAt = paused.lastCheckpointStep;
-      assert.ok(
-        pausedAt > asked.lastCheckpointStep && pausedAt <= asked.lastCheckpointStep + 20 && pausedAt < 40,
-        `stopped after the next checkpoint: asked at ${asked.lastCheckpointStep}, paused at ${pausedAt}`,
-      );
+      assert.equal(pausedAt, 20, `stopped after the next checkpoint: asked at 10, paused at ${pausedAt}`);
       assert.equal(calls.filter((c) => c === 'teardown').length, 1, 'the cluster is released while paused');
       assert.equal(calls.at(-1) === 'teardown' || calls.at(-1) === 'latestCompleteCheckpoint', true);
+      gate.releaseTo(Infinity);
       await handle.executeUpdate(resumeUpdate);
     });
     assert.equal(result?.outcome, 'succeeded', JSON.stringify(result));
@@ -249,9 +256,12 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
   });
 
   it('extends the total steps of a running campaign (an Update that refuses a bad count)', async () => {
-    const world = fakeCampaignWorld(() => env.client, { stepMs: 100 });
+    // Lockstep: the first attempt waits before step 6 until the Updates are done.
+    const gate = new StepGate(5);
+    const world = fakeCampaignWorld(() => env.client, { gate });
     const { result } = await runCampaign(world, campaignInput({}, 20), async (id) => {
       const handle = env.client.workflow.getHandle(id);
+      await gate.held(6);
       await waitFor(id, (p) => p.phase === 'running', 'training');
       await assert.rejects(handle.executeUpdate(extendUpdate, { args: [-5] }), (err: Error) => {
         assert.ok(err instanceof WorkflowUpdateFailedError, String(err));
@@ -266,6 +276,7 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
       const status = await handle.query<WorkflowStatus>('status');
       assert.equal(status.kind, 'campaign', '`status <campaign id>` gets an answer');
       assert.equal(status.kind === 'campaign' && status.totalTrainingSteps, 30);
+      gate.releaseTo(Infinity);
     });
     assert.equal(result?.outcome, 'succeeded');
     assert.equal(result?.finalStep, 30);
@@ -277,9 +288,12 @@ describe('campaign workflow (time-skipping server, stand-in trainer and storage)
   });
 
   it('cancels gracefully during training: the attempt archives and tears down, the manifest says cancelled', async () => {
-    const world = fakeCampaignWorld(() => env.client, { stepMs: 200 });
+    // Lockstep: the trainer waits before step 11, where the cancel reaches it.
+    const gate = new StepGate(10);
+    const world = fakeCampaignWorld(() => env.client, { gate });
     const { error, calls } = await runCampaign(world, campaignInput({}, 100), async (id) => {
-      await waitFor(id, (p) => p.lastCheckpointStep >= 10, 'training');
+      await gate.held(11);
+      await waitFor(id, (p) => p.lastCheckpointStep === 10, 'training');
       await env.client.workflow.getHandle(id).cancel();
     });
     assert.ok(error instanceof WorkflowFailedError);

@@ -15,6 +15,7 @@ import type { experiment } from '../../src/workflows/experiment.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
 import { testInput, testSpec } from '../helpers/specs.js';
 import { timeSkippingEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
+import { waitUntil } from '../helpers/wait.js';
 
 let env: TestWorkflowEnvironment;
 before(async () => {
@@ -84,11 +85,10 @@ async function runBudgeted(
 
 async function waitForStage(workflowId: string, stage: string): Promise<void> {
   const handle = env.client.workflow.getHandle(workflowId);
-  for (let i = 0; i < 200; i++) {
-    if ((await handle.query<string>('stage')) === stage) return;
-    await sleep(100);
-  }
-  assert.fail(`the run never reached stage ${stage}`);
+  await waitUntil(
+    `the run to reach stage ${stage}`,
+    async () => (await handle.query<string>('stage')) === stage,
+  );
 }
 
 const week = (gpuHours: number, policy: TeamBudget['policy']): TeamBudget => ({

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,6 +17,7 @@ import { progressSignal } from '../../src/workflows/shared-definitions.js';
 import { fakeActivities, heartbeatUntilCancelled } from '../helpers/fake-activities.js';
 import { testInput, testSpec } from '../helpers/specs.js';
 import { timeSkippingEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
+import { waitUntil } from '../helpers/wait.js';
 import { locateRun } from '../../src/cli/report-locate.js';
 import { ManifestSchema } from '../../src/domain/run/manifest.js';
 import { manifestPath } from '../../src/domain/spec/paths.js';
@@ -298,10 +298,8 @@ describe('experiment workflow (time-skipping server, fake activities)', () => {
         testInput(),
         async (workflowId) => {
           const handle = env.client.workflow.getHandle(workflowId);
-          for (let i = 0; i < 100; i++) {
-            if ((await handle.query<string>('stage')) === stage) break;
-            await sleep(100);
-          }
+          // Lockstep: the stand-in of that stage heartbeats until cancelled; cancel once it runs.
+          await waitUntil(`stage ${stage}`, async () => (await handle.query<string>('stage')) === stage);
           await handle.cancel();
         },
       );

@@ -14,10 +14,12 @@ import { createNotify } from '../../src/activities/tracking/notify.js';
 import type { CampaignInput, CampaignProgress, CampaignResult } from '../../src/domain/campaign/campaign.js';
 import type { campaign } from '../../src/workflows/campaign.js';
 import { pauseUpdate, resumeUpdate } from '../../src/workflows/campaign-definitions.js';
+import { stopAtCheckpointPendingQuery } from '../../src/workflows/experiment-definitions.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
 import { fakeCampaignWorld } from '../helpers/fake-campaign-world.js';
 import { Receiver } from '../helpers/notify-receiver.js';
 import { testInput, testSpec } from '../helpers/specs.js';
+import { StepGate } from '../helpers/step-gate.js';
 import { devServerEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
 
 let env: TestWorkflowEnvironment;
@@ -43,7 +45,10 @@ describe('notifications across a worker restart (real dev server, stand-in train
     'a campaign paused, its worker restarted, then resumed: each event is posted once',
     { timeout: 120_000 },
     async () => {
-      const world = fakeCampaignWorld(() => env.client, { stepMs: 100 });
+      // Lockstep: the trainer waits before step 6 until the attempt holds the pause, then trains to
+      // the next checkpoint (10) and waits there for the pause's cancel.
+      const gate = new StepGate(5);
+      const world = fakeCampaignWorld(() => env.client, { gate });
       const notifiedBy: string[] = [];
       const notify = mapFailuresAtBoundary({ f: createNotify({}) }).f;
       const workerNamed = async (name: string, taskQueue: string) =>
@@ -91,6 +96,13 @@ describe('notifications across a worker restart (real dev server, stand-in train
         return p.lastCheckpointStep >= 5 ? p : undefined;
       });
       await handle.executeUpdate(pauseUpdate);
+      await until('the attempt to hold the pause', () =>
+        env.client.workflow
+          .getHandle(`${workflowId}-a1`)
+          .query(stopAtCheckpointPendingQuery)
+          .then((held) => held || undefined),
+      );
+      gate.releaseTo(10);
       await until('the paused post', async () =>
         receiver.delivered('/restart').length === 1 ? true : undefined,
       );
@@ -109,6 +121,7 @@ describe('notifications across a worker restart (real dev server, stand-in train
       first.shutdown();
       await firstRun;
       const second = await workerNamed('worker-2', taskQueue);
+      gate.releaseTo(Infinity);
       const result = (await second.runUntil(async () => {
         await handle.executeUpdate(resumeUpdate);
         return handle.result();

@@ -16,8 +16,10 @@ import { ErrorTypes } from '../../src/domain/failures/error-types.js';
 import type { NotificationDraft } from '../../src/domain/tracking/notification.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
 import { testSpec } from '../helpers/specs.js';
+import { awaitRungVerdict } from '../helpers/rung-verdict.js';
 import { seedSweep, sweepInput } from '../helpers/sweeps.js';
 import { timeSkippingEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
+import { waitUntil } from '../helpers/wait.js';
 
 let env: TestWorkflowEnvironment;
 before(async () => {
@@ -27,13 +29,7 @@ after(async () => {
   await env?.teardown();
 });
 
-const until = async (what: string, ok: () => boolean, ms = 20_000) => {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-};
+const until = (what: string, ok: () => boolean) => waitUntil(what, ok);
 
 /**
  * Stand-in children (fake activities): training heartbeats until the test releases it, so the test
@@ -235,7 +231,7 @@ describe('sweep control and GPU-seconds (time-skipping server, stand-in children
     let tornDown = 0;
     const { activities } = fakeActivities({
       // A stand-in trainer: validates every 2 steps and reports through the progress signal, as
-      // the real train activity does; a scheduler's stop reaches it as cancellation.
+      // the real train activity does; a scheduler's stop reaches it as cancellation at the rung.
       train: async ({ spec, reportValidations, reportSteps }) => {
         const ctx = Context.current();
         const id = ctx.info.workflowExecution?.workflowId ?? '';
@@ -249,15 +245,11 @@ describe('sweep control and GPU-seconds (time-skipping server, stand-in children
           const due = step % spec.trainer.testFreq === 0 ? reporter.newValidations([line]) : [];
           for (const validation of reportValidations ? due : []) {
             await env.client.workflow.getHandle(id).signal('progress', { step, validation });
+            // Lockstep: the child waits at the rung for the scheduler's verdict; a stop reaches it
+            // there as cancellation, so it is found at the rung it was judged at, never later.
+            await awaitRungVerdict(env.client, step);
           }
-          // After a rung's report, up to 3 s for the scheduler's verdict (a stop ends the wait at
-          // once): on a busy machine it may take longer than the next steps, and the stop must find
-          // the child at the rung it judged, not at a later one.
-          const slices = reportValidations && due.length > 0 ? 120 : 3;
-          for (let i = 0; i < slices; i++) {
-            ctx.heartbeat();
-            await ctx.sleep(25);
-          }
+          ctx.heartbeat();
         }
         const total = spec.trainer.totalTrainingSteps;
         return { finalStep: total, lastCheckpointStep: total, lastMetrics: {}, entrypoint: [] };
@@ -304,11 +296,8 @@ describe('sweep control and GPU-seconds (time-skipping server, stand-in children
       assert.equal(c.pruned?.rung, 2);
       assert.match(c.pruned?.reason ?? '', /asha rung 2: .*not in the top/);
       assert.deepEqual(c.lastIntermediate, [2, 1 - c.index / 10]);
-      // The stop arrives while the child waits at rung 2, never at the end.
-      assert.ok(
-        (trained[c.workflowId] ?? 99) < 16,
-        `stopped before the last step, not at ${trained[c.workflowId]}`,
-      );
+      // The stop arrives while the child waits at rung 2, never later.
+      assert.equal(trained[c.workflowId], 2, `stopped at rung 2, not at ${trained[c.workflowId]}`);
       const manifest = drafts.find((d) => d.temporal.workflowId === c.workflowId);
       assert.equal(manifest?.outcome, 'pruned');
       assert.equal(manifest?.pruned?.rung, 2);
@@ -353,11 +342,11 @@ describe('sweep control and GPU-seconds (time-skipping server, stand-in children
               lastCheckpointStep: step,
               validation: { step, metrics: { 'val-env/CoordSokoban/success': quality } },
             });
+            // Lockstep: a stopped child is cancelled while it waits here, never after it completed
+            // (the time-skipping server's cancel/complete race hung this test).
+            await awaitRungVerdict(env.client, step);
           }
-          for (let i = 0; i < 3; i++) {
-            ctx.heartbeat();
-            await ctx.sleep(25);
-          }
+          ctx.heartbeat();
         }
         const total = spec.trainer.totalTrainingSteps;
         return { finalStep: total, lastCheckpointStep: total, lastMetrics: {}, entrypoint: [] };

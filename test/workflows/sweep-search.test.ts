@@ -15,6 +15,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { type SearchWorker, startSearchWorker } from '../../src/worker/search-worker.js';
 import type { sweep } from '../../src/workflows/sweep.js';
 import { fakeActivities } from '../helpers/fake-activities.js';
+import { awaitRungVerdict } from '../helpers/rung-verdict.js';
 import { sweepInput } from '../helpers/sweeps.js';
 import { testSpec } from '../helpers/specs.js';
 import { timeSkippingEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
@@ -149,13 +150,12 @@ describe('sweep search tpe (time-skipping server, real search worker, stand-in c
         for (let step = 1; step <= spec.trainer.totalTrainingSteps; step++) {
           const line = { step, metrics: { 'val-env/CoordSokoban/success': quality } };
           const due = step % spec.trainer.testFreq === 0 ? reporter.newValidations([line]) : [];
-          for (const validation of reportValidations ? due : [])
+          for (const validation of reportValidations ? due : []) {
             await env.client.workflow.getHandle(id).signal('progress', { step, validation });
-          const slices = reportValidations && due.length > 0 ? 120 : 3;
-          for (let i = 0; i < slices; i++) {
-            ctx.heartbeat();
-            await ctx.sleep(25);
+            // Lockstep: the child waits at the rung for the scheduler's verdict (a stop cancels it here).
+            await awaitRungVerdict(env.client, step);
           }
+          ctx.heartbeat();
         }
         const total = spec.trainer.totalTrainingSteps;
         return { finalStep: total, lastCheckpointStep: total, lastMetrics: {}, entrypoint: [] };

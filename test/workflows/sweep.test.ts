@@ -14,6 +14,7 @@ import type { sweep } from '../../src/workflows/sweep.js';
 import { fakeActivities, heartbeatUntilCancelled } from '../helpers/fake-activities.js';
 import { seedSweep, sweepInput } from '../helpers/sweeps.js';
 import { timeSkippingEnv, uniqueId, workflowBundle } from '../helpers/temporal.js';
+import { waitUntil } from '../helpers/wait.js';
 
 let env: TestWorkflowEnvironment;
 before(async () => {
@@ -267,7 +268,7 @@ describe('sweep workflow (time-skipping server, fake child activities)', () => {
       async (workflowId) => {
         const h = env.client.workflow.getHandle(workflowId);
         // Cancel once every running child is in training (the test server races cancels of activities that are just completing).
-        for (let i = 0; i < 200 && training < 3; i++) await sleep(50);
+        await waitUntil('three children in training', () => training === 3);
         await h.cancel();
       },
       false,
